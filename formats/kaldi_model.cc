@@ -1,0 +1,379 @@
+#include "formats/kaldi_model.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/util/status_macros.h"
+
+namespace gmmscore {
+namespace {
+
+// Text topology: <TopologyEntry> <ForPhones> p... </ForPhones> <State> n [<PdfClass> c |
+// <ForwardPdfClass> c <SelfLoopPdfClass> c] (<Transition> dst prob)* </State> ... </TopologyEntry>
+absl::StatusOr<HmmTopology> ReadTextTopology(KaldiReader& in) {
+  HmmTopology topo;
+  while (true) {
+    GMM_ASSIGN_OR_RETURN(std::string token, in.Token());
+    if (token == "</Topology>") break;
+    if (token != "<TopologyEntry>") {
+      return in.Error(absl::StrCat("expected <TopologyEntry> or </Topology>, found ", token));
+    }
+    GMM_RETURN_IF_ERROR(in.Expect("<ForPhones>"));
+    std::vector<int32_t> phones;
+    while (true) {
+      GMM_ASSIGN_OR_RETURN(std::string word, in.Token());
+      if (word == "</ForPhones>") break;
+      int32_t phone = 0;
+      if (!absl::SimpleAtoi(word, &phone) || phone <= 0) {
+        return in.Error(absl::StrCat("expected a phone number, found ", word));
+      }
+      phones.push_back(phone);
+    }
+    std::vector<HmmState> entry;
+    GMM_ASSIGN_OR_RETURN(token, in.Token());
+    while (token != "</TopologyEntry>") {
+      if (token != "<State>") return in.Error(absl::StrCat("expected <State>, found ", token));
+      GMM_ASSIGN_OR_RETURN(int32_t index, in.Int32());
+      if (index != static_cast<int32_t>(entry.size())) {
+        return in.Error(absl::StrCat("states must be numbered from 0 in order; expected ",
+                                     entry.size(), ", found ", index));
+      }
+      HmmState state;
+      GMM_ASSIGN_OR_RETURN(token, in.Token());
+      if (token == "<PdfClass>") {
+        GMM_ASSIGN_OR_RETURN(state.forward_pdf_class, in.Int32());
+        state.self_loop_pdf_class = state.forward_pdf_class;
+        GMM_ASSIGN_OR_RETURN(token, in.Token());
+      } else if (token == "<ForwardPdfClass>") {
+        GMM_ASSIGN_OR_RETURN(state.forward_pdf_class, in.Int32());
+        GMM_RETURN_IF_ERROR(in.Expect("<SelfLoopPdfClass>"));
+        GMM_ASSIGN_OR_RETURN(state.self_loop_pdf_class, in.Int32());
+        GMM_ASSIGN_OR_RETURN(token, in.Token());
+      }
+      while (token == "<Transition>") {
+        GMM_ASSIGN_OR_RETURN(int32_t dst, in.Int32());
+        GMM_ASSIGN_OR_RETURN(float prob, in.Float());
+        state.transitions.emplace_back(dst, prob);
+        GMM_ASSIGN_OR_RETURN(token, in.Token());
+      }
+      if (token != "</State>") return in.Error(absl::StrCat("expected </State>, found ", token));
+      entry.push_back(std::move(state));
+      GMM_ASSIGN_OR_RETURN(token, in.Token());
+    }
+    const int32_t entry_index = static_cast<int32_t>(topo.entries.size());
+    topo.entries.push_back(std::move(entry));
+    for (int32_t phone : phones) {
+      if (static_cast<int32_t>(topo.phone_to_entry.size()) <= phone) {
+        topo.phone_to_entry.resize(phone + 1, -1);
+      }
+      if (topo.phone_to_entry[phone] != -1) {
+        return in.Error(absl::StrCat("phone ", phone, " appears in two topology entries"));
+      }
+      topo.phone_to_entry[phone] = entry_index;
+      topo.phones.push_back(phone);
+    }
+  }
+  std::sort(topo.phones.begin(), topo.phones.end());
+  return topo;
+}
+
+absl::StatusOr<HmmTopology> ReadBinaryTopology(KaldiReader& in) {
+  HmmTopology topo;
+  GMM_ASSIGN_OR_RETURN(topo.phones, in.Int32Vector());
+  GMM_ASSIGN_OR_RETURN(topo.phone_to_entry, in.Int32Vector());
+  GMM_ASSIGN_OR_RETURN(int32_t num_entries, in.Int32());
+  bool is_hmm = true;  // -1 marks the chain format, which stores separate self-loop pdf classes
+  if (num_entries == -1) {
+    is_hmm = false;
+    GMM_ASSIGN_OR_RETURN(num_entries, in.Int32());
+  }
+  if (num_entries < 0 || num_entries > 100000) {
+    return in.Error(absl::StrCat("bad number of topology entries ", num_entries));
+  }
+  topo.entries.resize(num_entries);
+  for (auto& entry : topo.entries) {
+    GMM_ASSIGN_OR_RETURN(int32_t num_states, in.Int32());
+    if (num_states < 0 || num_states > 10000) {
+      return in.Error(absl::StrCat("bad number of HMM states ", num_states));
+    }
+    entry.resize(num_states);
+    for (auto& state : entry) {
+      GMM_ASSIGN_OR_RETURN(state.forward_pdf_class, in.Int32());
+      state.self_loop_pdf_class = state.forward_pdf_class;
+      if (!is_hmm) {
+        GMM_ASSIGN_OR_RETURN(state.self_loop_pdf_class, in.Int32());
+      }
+      GMM_ASSIGN_OR_RETURN(int32_t num_transitions, in.Int32());
+      if (num_transitions < 0 || num_transitions > 10000) {
+        return in.Error(absl::StrCat("bad number of transitions ", num_transitions));
+      }
+      state.transitions.resize(num_transitions);
+      for (auto& [dst, prob] : state.transitions) {
+        GMM_ASSIGN_OR_RETURN(dst, in.Int32());
+        GMM_ASSIGN_OR_RETURN(prob, in.Float());
+      }
+    }
+  }
+  return topo;
+}
+
+absl::StatusOr<GmmModelSpec> ReadAmDiagGmm(KaldiReader& in) {
+  GmmModelSpec spec;
+  GMM_RETURN_IF_ERROR(in.Expect("<DIMENSION>"));
+  GMM_ASSIGN_OR_RETURN(spec.dim, in.Int32());
+  if (spec.dim < 1) return in.Error(absl::StrCat("bad dimension ", spec.dim));
+  GMM_RETURN_IF_ERROR(in.Expect("<NUMPDFS>"));
+  GMM_ASSIGN_OR_RETURN(int32_t num_pdfs, in.Int32());
+  if (num_pdfs < 1) return in.Error(absl::StrCat("bad number of pdfs ", num_pdfs));
+  spec.gauss_begin.push_back(0);
+  const size_t dim = static_cast<size_t>(spec.dim);
+  for (int32_t pdf = 0; pdf < num_pdfs; ++pdf) {
+    const std::string where = absl::StrCat("pdf ", pdf, ": ");
+    GMM_ASSIGN_OR_RETURN(std::string token, in.Token());
+    if (token != "<DiagGMM>" && token != "<DiagGMMBegin>") {
+      return in.Error(absl::StrCat(where, "expected <DiagGMM>, found ", token.substr(0, 40)));
+    }
+    GMM_ASSIGN_OR_RETURN(token, in.Token());
+    if (token == "<GCONSTS>") {  // optional and ignored: recomputed from the parameters
+      GMM_ASSIGN_OR_RETURN(std::vector<float> ignored, in.FloatVector());
+      GMM_RETURN_IF_ERROR(in.Expect("<WEIGHTS>"));
+    } else if (token != "<WEIGHTS>") {
+      return in.Error(absl::StrCat(where, "expected <GCONSTS> or <WEIGHTS>, found ", token));
+    }
+    GMM_ASSIGN_OR_RETURN(std::vector<float> weights, in.FloatVector());
+    GMM_RETURN_IF_ERROR(in.Expect("<MEANS_INVVARS>"));
+    GMM_ASSIGN_OR_RETURN(Matrix means_invvars, in.FloatMatrix());
+    GMM_RETURN_IF_ERROR(in.Expect("<INV_VARS>"));
+    const int64_t inv_vars_offset = in.offset();
+    GMM_ASSIGN_OR_RETURN(Matrix inv_vars, in.FloatMatrix());
+    GMM_ASSIGN_OR_RETURN(token, in.Token());
+    if (token != "</DiagGMM>" && token != "<DiagGMMEnd>") {
+      return in.Error(absl::StrCat(where, "expected </DiagGMM>, found ", token.substr(0, 40)));
+    }
+    const size_t num_gauss = weights.size();
+    if (num_gauss == 0) return in.Error(absl::StrCat(where, "no Gaussians"));
+    if (size_t(means_invvars.rows) != num_gauss || size_t(inv_vars.rows) != num_gauss ||
+        size_t(means_invvars.cols) != dim || size_t(inv_vars.cols) != dim) {
+      return in.Error(absl::StrCat(where, num_gauss, " weights but means ", means_invvars.rows,
+                                   "x", means_invvars.cols, " and inverse variances ",
+                                   inv_vars.rows, "x", inv_vars.cols, " (dimension ", dim, ")"));
+    }
+    for (size_t g = 0; g < num_gauss; ++g) {
+      for (size_t d = 0; d < dim; ++d) {
+        const double inv_var = inv_vars.data[g * dim + d];
+        if (!(inv_var > 0.0) || !std::isfinite(inv_var)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              in.name(), ": byte ", inv_vars_offset, ": ", where, "Gaussian ", g, ", dimension ",
+              d, ": inverse variance ", inv_var, " is not a finite number > 0"));
+        }
+        spec.means.push_back(static_cast<float>(means_invvars.data[g * dim + d] / inv_var));
+        spec.variances.push_back(static_cast<float>(1.0 / inv_var));
+      }
+    }
+    spec.weights.insert(spec.weights.end(), weights.begin(), weights.end());
+    spec.gauss_begin.push_back(static_cast<uint32_t>(spec.weights.size()));
+  }
+  return spec;
+}
+
+}  // namespace
+
+absl::StatusOr<TransitionModel> ReadKaldiTransitionModel(KaldiReader& in) {
+  GMM_RETURN_IF_ERROR(in.Expect("<TransitionModel>"));
+  GMM_RETURN_IF_ERROR(in.Expect("<Topology>"));
+  HmmTopology topo;
+  if (in.binary()) {
+    GMM_ASSIGN_OR_RETURN(topo, ReadBinaryTopology(in));
+    GMM_RETURN_IF_ERROR(in.Expect("</Topology>"));
+  } else {
+    GMM_ASSIGN_OR_RETURN(topo, ReadTextTopology(in));
+  }
+  std::vector<TransitionTuple> tuples;
+  GMM_ASSIGN_OR_RETURN(std::string token, in.Token());
+  const bool triples = token == "<Triples>";
+  if (!triples && token != "<Tuples>") {
+    return in.Error(absl::StrCat("expected <Triples> or <Tuples>, found ", token));
+  }
+  GMM_ASSIGN_OR_RETURN(int32_t num_tuples, in.Int32());
+  if (num_tuples < 0 || num_tuples > 10000000) {
+    return in.Error(absl::StrCat("bad number of transition tuples ", num_tuples));
+  }
+  tuples.resize(num_tuples);
+  for (auto& t : tuples) {
+    GMM_ASSIGN_OR_RETURN(t.phone, in.Int32());
+    GMM_ASSIGN_OR_RETURN(t.hmm_state, in.Int32());
+    GMM_ASSIGN_OR_RETURN(t.forward_pdf, in.Int32());
+    if (triples) {
+      t.self_loop_pdf = t.forward_pdf;
+    } else {
+      GMM_ASSIGN_OR_RETURN(t.self_loop_pdf, in.Int32());
+    }
+  }
+  GMM_RETURN_IF_ERROR(in.Expect(triples ? "</Triples>" : "</Tuples>"));
+  GMM_RETURN_IF_ERROR(in.Expect("<LogProbs>"));
+  GMM_ASSIGN_OR_RETURN(std::vector<float> log_probs, in.FloatVector());
+  GMM_RETURN_IF_ERROR(in.Expect("</LogProbs>"));
+  GMM_RETURN_IF_ERROR(in.Expect("</TransitionModel>"));
+  auto tm = TransitionModel::Create(std::move(topo), std::move(tuples), std::move(log_probs));
+  if (!tm.ok()) return in.Error(tm.status().message());
+  return tm;
+}
+
+void WriteKaldiTransitionModel(const TransitionModel& tm, KaldiWriter& out) {
+  const HmmTopology& topo = tm.topology();
+  out.Token("<TransitionModel>");
+  out.Newline();
+  out.Token("<Topology>");
+  out.Newline();
+  if (out.binary()) {
+    out.Int32Vector(topo.phones);
+    out.Int32Vector(topo.phone_to_entry);
+    bool is_hmm = true;
+    for (const auto& entry : topo.entries) {
+      for (const auto& s : entry) is_hmm = is_hmm && s.forward_pdf_class == s.self_loop_pdf_class;
+    }
+    if (!is_hmm) out.Int32(-1);
+    out.Int32(static_cast<int32_t>(topo.entries.size()));
+    for (const auto& entry : topo.entries) {
+      out.Int32(static_cast<int32_t>(entry.size()));
+      for (const auto& s : entry) {
+        out.Int32(s.forward_pdf_class);
+        if (!is_hmm) out.Int32(s.self_loop_pdf_class);
+        out.Int32(static_cast<int32_t>(s.transitions.size()));
+        for (const auto& [dst, prob] : s.transitions) {
+          out.Int32(dst);
+          out.Float(prob);
+        }
+      }
+    }
+  } else {
+    for (size_t e = 0; e < topo.entries.size(); ++e) {
+      out.Token("<TopologyEntry>");
+      out.Newline();
+      out.Token("<ForPhones>");
+      out.Newline();
+      for (int32_t phone : topo.phones) {
+        if (topo.phone_to_entry[phone] == static_cast<int32_t>(e)) out.Int32(phone);
+      }
+      out.Newline();
+      out.Token("</ForPhones>");
+      out.Newline();
+      const auto& entry = topo.entries[e];
+      for (size_t s = 0; s < entry.size(); ++s) {
+        out.Token("<State>");
+        out.Int32(static_cast<int32_t>(s));
+        const HmmState& state = entry[s];
+        if (state.forward_pdf_class != kNoPdf) {
+          if (state.forward_pdf_class == state.self_loop_pdf_class) {
+            out.Token("<PdfClass>");
+            out.Int32(state.forward_pdf_class);
+          } else {
+            out.Token("<ForwardPdfClass>");
+            out.Int32(state.forward_pdf_class);
+            out.Token("<SelfLoopPdfClass>");
+            out.Int32(state.self_loop_pdf_class);
+          }
+        }
+        for (const auto& [dst, prob] : state.transitions) {
+          out.Token("<Transition>");
+          out.Int32(dst);
+          out.Float(prob);
+        }
+        out.Token("</State>");
+        out.Newline();
+      }
+      out.Token("</TopologyEntry>");
+      out.Newline();
+    }
+  }
+  out.Token("</Topology>");
+  out.Newline();
+  bool triples = true;
+  for (const auto& t : tm.tuples()) triples = triples && t.forward_pdf == t.self_loop_pdf;
+  out.Token(triples ? "<Triples>" : "<Tuples>");
+  out.Int32(tm.NumTransitionStates());
+  out.Newline();
+  for (const auto& t : tm.tuples()) {
+    out.Int32(t.phone);
+    out.Int32(t.hmm_state);
+    out.Int32(t.forward_pdf);
+    if (!triples) out.Int32(t.self_loop_pdf);
+    out.Newline();
+  }
+  out.Token(triples ? "</Triples>" : "</Tuples>");
+  out.Newline();
+  out.Token("<LogProbs>");
+  out.Newline();
+  out.FloatVector(tm.log_probs().data(), tm.log_probs().size());
+  out.Token("</LogProbs>");
+  out.Newline();
+  out.Token("</TransitionModel>");
+  out.Newline();
+}
+
+absl::StatusOr<GmmModel> ReadKaldiModel(std::istream& is, const std::string& name) {
+  const bool binary = KaldiReader::ConsumeBinaryMarker(is);
+  KaldiReader in(is, name, binary);
+  GMM_ASSIGN_OR_RETURN(TransitionModel tm, ReadKaldiTransitionModel(in));
+  GMM_ASSIGN_OR_RETURN(GmmModelSpec spec, ReadAmDiagGmm(in));
+  if (size_t(tm.NumPdfs()) != spec.gauss_begin.size() - 1) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": the transition model has ",
+                                                   tm.NumPdfs(), " pdfs, the GMMs ",
+                                                   spec.gauss_begin.size() - 1));
+  }
+  spec.hmm = std::move(tm);
+  spec.source_format = "kaldi";
+  auto model = GmmModel::Create(std::move(spec));
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", model.status().message()));
+  }
+  return model;
+}
+
+absl::Status WriteKaldiModel(const GmmModel& model, std::ostream& os, bool binary) {
+  if (model.hmm().empty()) {
+    return absl::FailedPreconditionError(
+        "a Kaldi model needs a transition model; this model has none");
+  }
+  KaldiWriter out(os, binary);
+  out.BinaryMarker();
+  WriteKaldiTransitionModel(model.hmm(), out);
+  out.Token("<DIMENSION>");
+  out.Int32(model.dim());
+  out.Token("<NUMPDFS>");
+  out.Int32(model.num_states());
+  const int32_t dim = model.dim();
+  for (int32_t s = 0; s < model.num_states(); ++s) {
+    const int32_t n = model.num_gauss_in(s);
+    const uint32_t g0 = model.gauss_begin(s);
+    std::vector<float> gconsts(n), weights(n);
+    Matrix means_invvars(n, dim), inv_vars(n, dim);
+    for (int32_t i = 0; i < n; ++i) {
+      gconsts[i] = static_cast<float>(model.gconst(g0 + i));
+      weights[i] = model.weight(g0 + i);
+      const auto mean = model.mean(g0 + i);
+      const auto var = model.variance(g0 + i);
+      for (int32_t d = 0; d < dim; ++d) {
+        const double inv_var = 1.0 / var[d];
+        inv_vars.at(i, d) = static_cast<float>(inv_var);
+        means_invvars.at(i, d) = static_cast<float>(mean[d] * inv_var);
+      }
+    }
+    out.Token("<DiagGMM>");
+    out.Newline();
+    out.Token("<GCONSTS>");
+    out.FloatVector(gconsts.data(), gconsts.size());
+    out.Token("<WEIGHTS>");
+    out.FloatVector(weights.data(), weights.size());
+    out.Token("<MEANS_INVVARS>");
+    out.FloatMatrix(means_invvars);
+    out.Token("<INV_VARS>");
+    out.FloatMatrix(inv_vars);
+    out.Token("</DiagGMM>");
+    out.Newline();
+  }
+  if (!os) return absl::DataLossError("write failed");
+  return absl::OkStatus();
+}
+
+}  // namespace gmmscore
