@@ -1,0 +1,104 @@
+#include "kernels/cpu/cpu_scorer.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cpu/simd_kernel.h"
+
+namespace gmmscore {
+namespace {
+
+// Frames transposed per block of kFrameBlock: [block][dim][x' (64), x'^2 (64)], zero-padded.
+void PrepareFrames(const Matrix& feats, const std::vector<float>& shift, float* blocks) {
+  const int32_t dim = feats.cols;
+  const int32_t num_blocks = (feats.rows + kFrameBlock - 1) / kFrameBlock;
+  const size_t block_floats = size_t(dim) * 2 * kFrameBlock;
+  std::fill_n(blocks, num_blocks * block_floats, 0.0f);
+  for (int32_t t = 0; t < feats.rows; ++t) {
+    float* block = blocks + size_t(t / kFrameBlock) * block_floats;
+    const int32_t lane = t % kFrameBlock;
+    const float* x = feats.row(t);
+    for (int32_t d = 0; d < dim; ++d) {
+      const float xs = x[d] - shift[d];
+      block[d * 2 * kFrameBlock + lane] = xs;
+      block[d * 2 * kFrameBlock + kFrameBlock + lane] = xs * xs;
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status CheckFeatures(const Matrix& feats, int32_t dim) {
+  if (feats.cols != dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("features have dimension ", feats.cols, ", the model ", dim));
+  }
+  for (int32_t t = 0; t < feats.rows; ++t) {
+    const float* x = feats.row(t);
+    for (int32_t d = 0; d < dim; ++d) {
+      if (!std::isfinite(x[d])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("frame ", t, ", dimension ", d, ": value ", x[d], " is not finite"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+CpuScorer::CpuScorer(const GmmModel& model, int num_threads)
+    : packed_(model),
+      num_threads_(num_threads > 0 ? num_threads
+                                   : std::max(1, int(std::thread::hardware_concurrency()))) {}
+
+absl::Status CpuScorer::Score(const Matrix& feats, Matrix* out) const {
+  if (absl::Status s = CheckFeatures(feats, packed_.dim()); !s.ok()) return s;
+  const int32_t dim = packed_.dim();
+  const int32_t num_states = packed_.num_states();
+  out->Resize(feats.rows, num_states);
+  if (feats.rows == 0) return absl::OkStatus();
+
+  const int32_t num_blocks = (feats.rows + kFrameBlock - 1) / kFrameBlock;
+  const size_t block_floats = size_t(dim) * 2 * kFrameBlock;
+  auto frames = hwy::AllocateAligned<float>(num_blocks * block_floats);
+  PrepareFrames(feats, packed_.shift(), frames.get());
+
+  const auto& tiles = packed_.tiles();
+  const int64_t num_items = int64_t(tiles.size()) * num_blocks;
+  const int threads = int(std::min<int64_t>(num_threads_, num_items));
+#pragma omp parallel num_threads(threads)
+  {
+    auto gauss_scores = hwy::AllocateAligned<float>(size_t(packed_.max_tile_gauss()) * kFrameBlock);
+    auto state_scores =
+        hwy::AllocateAligned<float>(size_t(packed_.max_tile_states()) * kFrameBlock);
+    // Items run tile-major so a thread reuses a tile's parameters across frame blocks.
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t item = 0; item < num_items; ++item) {
+      const CpuTile& tile = tiles[item / num_blocks];
+      const int32_t block = int32_t(item % num_blocks);
+      TileBlockJob job;
+      job.dim = dim;
+      job.num_groups = tile.num_groups;
+      job.params = packed_.group_params(tile.first_gauss);
+      job.gconst = packed_.gconst(tile.first_gauss);
+      job.frames = frames.get() + size_t(block) * block_floats;
+      job.gauss_scores = gauss_scores.get();
+      job.num_states = tile.num_states;
+      job.state_begin = packed_.local_gauss_begin(tile);
+      job.state_scores = state_scores.get();
+      ScoreTileBlock(job);
+      const int32_t first_frame = block * kFrameBlock;
+      const int32_t frames_here = std::min(kFrameBlock, feats.rows - first_frame);
+      for (int32_t f = 0; f < frames_here; ++f) {
+        float* row = out->row(first_frame + f) + tile.first_state;
+        for (int32_t s = 0; s < tile.num_states; ++s) row[s] = state_scores[size_t(s) * kFrameBlock + f];
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gmmscore

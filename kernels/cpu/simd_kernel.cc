@@ -1,0 +1,112 @@
+#include "kernels/cpu/simd_kernel.h"
+
+#include "kernels/cpu/packed_model.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/simd_kernel.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace gmmscore {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+static_assert(kGaussGroup == 4, "the unrolled kernel below scores 4 Gaussians at a time");
+
+// Dot products of one group of 4 Gaussians with 4 vectors of frames starting at frame f0.
+template <class D>
+HWY_INLINE void GroupChunk(D d, const TileBlockJob& job, const float* HWY_RESTRICT p,
+                           const float* HWY_RESTRICT k, size_t f0, float* HWY_RESTRICT out) {
+  using V = hn::Vec<D>;
+  const size_t L = hn::Lanes(d);
+  V a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
+  V a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
+  V a20 = hn::Zero(d), a21 = hn::Zero(d), a22 = hn::Zero(d), a23 = hn::Zero(d);
+  V a30 = hn::Zero(d), a31 = hn::Zero(d), a32 = hn::Zero(d), a33 = hn::Zero(d);
+  const float* HWY_RESTRICT x = job.frames + f0;
+  for (int32_t dd = 0; dd < job.dim; ++dd, x += 2 * kFrameBlock, p += 2 * kGaussGroup) {
+    const V x0 = hn::Load(d, x), x1 = hn::Load(d, x + L), x2 = hn::Load(d, x + 2 * L),
+            x3 = hn::Load(d, x + 3 * L);
+    const float* HWY_RESTRICT xs = x + kFrameBlock;
+    const V y0 = hn::Load(d, xs), y1 = hn::Load(d, xs + L), y2 = hn::Load(d, xs + 2 * L),
+            y3 = hn::Load(d, xs + 3 * L);
+#define GMM_GAUSS_ROW(j)                                                              \
+  {                                                                                   \
+    const V u = hn::Set(d, p[j]);                                                     \
+    const V v = hn::Set(d, p[kGaussGroup + j]);                                       \
+    a##j##0 = hn::MulAdd(y0, v, hn::MulAdd(x0, u, a##j##0));                          \
+    a##j##1 = hn::MulAdd(y1, v, hn::MulAdd(x1, u, a##j##1));                          \
+    a##j##2 = hn::MulAdd(y2, v, hn::MulAdd(x2, u, a##j##2));                          \
+    a##j##3 = hn::MulAdd(y3, v, hn::MulAdd(x3, u, a##j##3));                          \
+  }
+    GMM_GAUSS_ROW(0)
+    GMM_GAUSS_ROW(1)
+    GMM_GAUSS_ROW(2)
+    GMM_GAUSS_ROW(3)
+#undef GMM_GAUSS_ROW
+  }
+#define GMM_STORE_ROW(j)                                                   \
+  {                                                                        \
+    const V kj = hn::Set(d, k[j]);                                         \
+    float* HWY_RESTRICT row = out + j * kFrameBlock + f0;                  \
+    hn::Store(hn::Add(a##j##0, kj), d, row);                               \
+    hn::Store(hn::Add(a##j##1, kj), d, row + L);                           \
+    hn::Store(hn::Add(a##j##2, kj), d, row + 2 * L);                       \
+    hn::Store(hn::Add(a##j##3, kj), d, row + 3 * L);                       \
+  }
+  GMM_STORE_ROW(0)
+  GMM_STORE_ROW(1)
+  GMM_STORE_ROW(2)
+  GMM_STORE_ROW(3)
+#undef GMM_STORE_ROW
+}
+
+// log sum exp over each state's rows of Gaussian scores, per frame lane.
+template <class D>
+HWY_INLINE void LogAddStates(D d, const TileBlockJob& job) {
+  using V = hn::Vec<D>;
+  const size_t L = hn::Lanes(d);
+  for (int32_t s = 0; s < job.num_states; ++s) {
+    const float* HWY_RESTRICT first = job.gauss_scores + size_t(job.state_begin[s]) * kFrameBlock;
+    const uint32_t rows = job.state_begin[s + 1] - job.state_begin[s];
+    float* HWY_RESTRICT out = job.state_scores + size_t(s) * kFrameBlock;
+    for (size_t f = 0; f < kFrameBlock; f += L) {
+      V best = hn::Load(d, first + f);
+      for (uint32_t r = 1; r < rows; ++r) best = hn::Max(best, hn::Load(d, first + r * kFrameBlock + f));
+      V sum = hn::Zero(d);
+      for (uint32_t r = 0; r < rows; ++r) {
+        sum = hn::Add(sum, hn::Exp(d, hn::Sub(hn::Load(d, first + r * kFrameBlock + f), best)));
+      }
+      hn::Store(hn::Add(best, hn::Log(d, sum)), d, out + f);
+    }
+  }
+}
+
+void ScoreTileBlockImpl(const TileBlockJob& job) {
+  const hn::CappedTag<float, kFrameBlock / 4> d;
+  const size_t chunk = 4 * hn::Lanes(d);
+  const size_t group_floats = size_t(job.dim) * 2 * kGaussGroup;
+  for (int32_t g = 0; g < job.num_groups; ++g) {
+    const float* p = job.params + g * group_floats;
+    float* out = job.gauss_scores + size_t(g) * kGaussGroup * kFrameBlock;
+    for (size_t f0 = 0; f0 < kFrameBlock; f0 += chunk) {
+      GroupChunk(d, job, p, job.gconst + g * kGaussGroup, f0, out);
+    }
+  }
+  LogAddStates(d, job);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace gmmscore
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace gmmscore {
+HWY_EXPORT(ScoreTileBlockImpl);
+
+void ScoreTileBlock(const TileBlockJob& job) { HWY_DYNAMIC_DISPATCH(ScoreTileBlockImpl)(job); }
+
+}  // namespace gmmscore
+#endif

@@ -1,0 +1,153 @@
+// The CPU fast path against the float64 direct-form reference, and small hand-computed models.
+#include "kernels/cpu/cpu_scorer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "kernels/cpu/reference_scorer.h"
+#include "tests/random_model.h"
+
+namespace gmmscore {
+namespace {
+
+using testing::RandomFeatures;
+using testing::RandomModel;
+using testing::RandomModelOptions;
+
+constexpr double kTolerance = 1e-3;  // nats, DESIGN.md
+
+double MaxAbsError(const Matrix& fast, const std::vector<double>& ref) {
+  double worst = 0.0;
+  for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(double(fast.data[i]) - ref[i]));
+  return worst;
+}
+
+TEST(ReferenceScorer, OneGaussianByHand) {
+  GmmModelSpec spec;
+  spec.dim = 2;
+  spec.gauss_begin = {0, 1};
+  spec.weights = {1.0f};
+  spec.means = {1.0f, -2.0f};
+  spec.variances = {4.0f, 0.25f};
+  const GmmModel model = *GmmModel::Create(spec);
+  const float x[2] = {2.0f, -1.5f};
+  // log N = -log(2 pi) - 1/2 log(4 * 0.25) - 1/2 ((1/4) + (0.25 / 0.25))
+  const double expected = -std::log(2 * std::numbers::pi) - 0.5 * (0.25 + 1.0);
+  EXPECT_NEAR(ReferenceStateLogLikelihood(model, 0, x), expected, 1e-12);
+  EXPECT_NEAR(model.gconst(0), -std::log(2 * std::numbers::pi) - 0.5 * (1.0 / 4 + 4.0 / 0.25),
+              1e-12);
+}
+
+TEST(ReferenceScorer, TwoGaussianMixtureByHand) {
+  GmmModelSpec spec;
+  spec.dim = 1;
+  spec.gauss_begin = {0, 2};
+  spec.weights = {0.25f, 0.75f};
+  spec.means = {0.0f, 3.0f};
+  spec.variances = {1.0f, 2.0f};
+  const GmmModel model = *GmmModel::Create(spec);
+  const float x = 1.0f;
+  const double n1 = std::exp(-0.5) / std::sqrt(2 * std::numbers::pi);
+  const double n2 = std::exp(-4.0 / 4.0) / std::sqrt(2 * std::numbers::pi * 2.0);
+  EXPECT_NEAR(ReferenceStateLogLikelihood(model, 0, &x), std::log(0.25 * n1 + 0.75 * n2), 1e-12);
+  CpuScorer fast(model, 1);
+  Matrix feats(1, 1);
+  feats.data = {x};
+  Matrix out;
+  ASSERT_TRUE(fast.Score(feats, &out).ok());
+  EXPECT_NEAR(out.at(0, 0), std::log(0.25 * n1 + 0.75 * n2), 1e-5);
+}
+
+struct Case {
+  int32_t dim;
+  int32_t frames;
+  int32_t min_gauss;
+  int32_t max_gauss;
+  float offset;
+};
+
+class CpuScorerVsReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CpuScorerVsReference, WithinTolerance) {
+  const Case c = GetParam();
+  RandomModelOptions o;
+  o.dim = c.dim;
+  o.num_states = 41;  // tiles of uneven size
+  o.min_gauss = c.min_gauss;
+  o.max_gauss = c.max_gauss;
+  o.mean_offset = c.offset;
+  const GmmModel model = RandomModel(o, 1234u + c.dim);
+  // Features near the means, as real frames are, so scores sit in the usual range.
+  const Matrix feats = RandomFeatures(c.frames, c.dim, c.offset, 2.5f, 99u + c.frames);
+  const std::vector<double> ref = ReferenceScores(model, feats);
+  for (int threads : {1, 2}) {
+    CpuScorer fast(model, threads);
+    Matrix out;
+    ASSERT_TRUE(fast.Score(feats, &out).ok());
+    ASSERT_EQ(out.rows, c.frames);
+    ASSERT_EQ(out.cols, model.num_states());
+    EXPECT_LT(MaxAbsError(out, ref), kTolerance) << "threads " << threads;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CpuScorerVsReference,
+    ::testing::Values(Case{1, 1, 1, 1, 0.0f}, Case{1, 65, 1, 9, 5.0f}, Case{13, 1, 1, 24, 0.0f},
+                      Case{13, 63, 1, 24, -20.0f}, Case{36, 129, 1, 40, 0.0f},
+                      Case{39, 7, 1, 60, -15.0f}, Case{39, 200, 16, 16, 0.0f},
+                      Case{40, 131, 1, 300, 3.0f}, Case{39, 64, 1, 1, 0.0f}),
+    [](const ::testing::TestParamInfo<Case>& param_info) {
+      const Case& c = param_info.param;
+      return "D" + std::to_string(c.dim) + "_F" + std::to_string(c.frames) + "_G" +
+             std::to_string(c.min_gauss) + "to" + std::to_string(c.max_gauss);
+    });
+
+TEST(CpuScorer, ExtremeButValidValues) {
+  // Tiny and huge variances, means far from zero, a frame far from every Gaussian: scores from
+  // near 0 to about -1e7. Float32 keeps ~7 digits, so the bound is relative for huge scores.
+  RandomModelOptions o;
+  o.dim = 39;
+  o.num_states = 20;
+  o.min_var = 1e-3f;
+  o.max_var = 1e3f;
+  o.mean_offset = 50.0f;
+  o.mean_scale = 10.0f;
+  const GmmModel model = RandomModel(o, 7);
+  Matrix feats = RandomFeatures(33, 39, 50.0f, 10.0f, 8);
+  for (int32_t d = 0; d < 39; ++d) feats.at(32, d) = -200.0f;
+  const std::vector<double> ref = ReferenceScores(model, feats);
+  CpuScorer fast(model, 2);
+  Matrix out;
+  ASSERT_TRUE(fast.Score(feats, &out).ok());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(out.data[i]));
+    EXPECT_NEAR(out.data[i], ref[i], std::max(kTolerance, 2e-6 * std::abs(ref[i]))) << i;
+  }
+}
+
+TEST(CpuScorer, RejectsWrongDimensionAndNonFiniteFeatures) {
+  const GmmModel model = RandomModel({}, 3);
+  CpuScorer fast(model, 1);
+  Matrix out;
+  const absl::Status wrong_dim = fast.Score(Matrix(4, 12), &out);
+  EXPECT_EQ(wrong_dim.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong_dim.message().find("dimension 12"), std::string::npos) << wrong_dim;
+  Matrix feats(5, 13);
+  feats.at(3, 7) = std::nanf("");
+  const absl::Status nan = fast.Score(feats, &out);
+  EXPECT_NE(nan.message().find("frame 3, dimension 7"), std::string::npos) << nan;
+}
+
+TEST(CpuScorer, ZeroFramesGiveEmptyScores) {
+  const GmmModel model = RandomModel({}, 4);
+  CpuScorer fast(model, 2);
+  Matrix out;
+  ASSERT_TRUE(fast.Score(Matrix(0, 13), &out).ok());
+  EXPECT_EQ(out.rows, 0);
+  EXPECT_EQ(out.cols, model.num_states());
+}
+
+}  // namespace
+}  // namespace gmmscore

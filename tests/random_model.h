@@ -1,0 +1,56 @@
+// Random models and features for tests: varied Gaussians per state, realistic MFCC-like ranges.
+#pragma once
+
+#include <random>
+#include <vector>
+
+#include "kernels/model/gmm_model.h"
+#include "kernels/util/matrix.h"
+
+namespace gmmscore::testing {
+
+struct RandomModelOptions {
+  int32_t num_states = 37;
+  int32_t dim = 13;
+  int32_t min_gauss = 1;
+  int32_t max_gauss = 24;
+  float mean_offset = 0.0f;  // added to every mean and feature (c0 of MFCC sits around -20)
+  float mean_scale = 3.0f;
+  float min_var = 0.2f;
+  float max_var = 4.0f;
+};
+
+inline GmmModel RandomModel(const RandomModelOptions& o, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> gauss_count(o.min_gauss, o.max_gauss);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  GmmModelSpec spec;
+  spec.dim = o.dim;
+  spec.gauss_begin.push_back(0);
+  for (int32_t s = 0; s < o.num_states; ++s) {
+    const int32_t n = gauss_count(rng);
+    std::vector<float> w(n);
+    float total = 0.0f;
+    for (float& x : w) total += (x = 0.05f + uniform(rng));
+    for (float x : w) spec.weights.push_back(x / total);
+    for (int32_t i = 0; i < n * o.dim; ++i) {
+      spec.means.push_back(o.mean_offset + o.mean_scale * normal(rng));
+      spec.variances.push_back(o.min_var + (o.max_var - o.min_var) * uniform(rng));
+    }
+    spec.gauss_begin.push_back(static_cast<uint32_t>(spec.weights.size()));
+  }
+  spec.source_format = "test";
+  return *GmmModel::Create(std::move(spec));
+}
+
+inline Matrix RandomFeatures(int32_t frames, int32_t dim, float offset, float scale,
+                             uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Matrix m(frames, dim);
+  for (float& x : m.data) x = offset + scale * normal(rng);
+  return m;
+}
+
+}  // namespace gmmscore::testing
