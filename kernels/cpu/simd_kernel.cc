@@ -1,5 +1,8 @@
 #include "kernels/cpu/simd_kernel.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "kernels/cpu/packed_model.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -98,6 +101,30 @@ void ScoreTileBlockImpl(const TileBlockJob& job) {
   LogAddStates(d, job);
 }
 
+void LogAddRowsImpl(const float* HWY_RESTRICT rows, int32_t num_rows, size_t stride,
+                    int32_t num_frames, float* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  const size_t L = hn::Lanes(d);
+  size_t f = 0;
+  for (; f + L <= size_t(num_frames); f += L) {
+    V best = hn::LoadU(d, rows + f);
+    for (int32_t r = 1; r < num_rows; ++r) best = hn::Max(best, hn::LoadU(d, rows + r * stride + f));
+    V sum = hn::Zero(d);
+    for (int32_t r = 0; r < num_rows; ++r) {
+      sum = hn::Add(sum, hn::Exp(d, hn::Sub(hn::LoadU(d, rows + r * stride + f), best)));
+    }
+    hn::StoreU(hn::Add(best, hn::Log(d, sum)), d, out + f);
+  }
+  for (; f < size_t(num_frames); ++f) {  // tail, scalar
+    float best = rows[f];
+    for (int32_t r = 1; r < num_rows; ++r) best = std::max(best, rows[r * stride + f]);
+    float sum = 0.0f;
+    for (int32_t r = 0; r < num_rows; ++r) sum += std::exp(rows[r * stride + f] - best);
+    out[f] = best + std::log(sum);
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace gmmscore
 HWY_AFTER_NAMESPACE();
@@ -106,7 +133,19 @@ HWY_AFTER_NAMESPACE();
 namespace gmmscore {
 HWY_EXPORT(ScoreTileBlockImpl);
 
+HWY_EXPORT(LogAddRowsImpl);
+
+const char* SimdTargetName() {
+  const int64_t usable = hwy::SupportedTargets() & HWY_TARGETS;
+  return hwy::TargetName(usable & -usable);  // the lowest bit is the best target
+}
+
 void ScoreTileBlock(const TileBlockJob& job) { HWY_DYNAMIC_DISPATCH(ScoreTileBlockImpl)(job); }
+
+void LogAddRows(const float* rows, int32_t num_rows, size_t stride, int32_t num_frames,
+                float* out) {
+  HWY_DYNAMIC_DISPATCH(LogAddRowsImpl)(rows, num_rows, stride, num_frames, out);
+}
 
 }  // namespace gmmscore
 #endif

@@ -3,6 +3,7 @@
 // cache. Compiled for every SIMD target Highway knows and dispatched at run time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace gmmscore {
@@ -20,5 +21,13 @@ struct TileBlockJob {
 };
 
 void ScoreTileBlock(const TileBlockJob& job);
+
+// The SIMD target the kernels dispatch to on this machine, e.g. "AVX3_ZEN4", "AVX2".
+const char* SimdTargetName();
+
+// out[f] = log sum_r exp(rows[r * stride + f]) for f < num_frames: the log-add pass of the
+// two-kernel (GEMM, then log-add) path that benchmarks measure against.
+void LogAddRows(const float* rows, int32_t num_rows, size_t stride, int32_t num_frames,
+                float* out);
 
 }  // namespace gmmscore

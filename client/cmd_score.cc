@@ -1,0 +1,178 @@
+// gmmscore score: offline scoring of a feature table against one model, or several fused.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/command_util.h"
+#include "client/commands.h"
+#include "formats/matrix_table.h"
+#include "formats/model_io.h"
+#include "kernels/fusion.h"
+
+namespace gmmscore {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+absl::StatusOr<std::vector<float>> ParseWeights(const std::string& text) {
+  std::vector<float> weights;
+  if (text.empty()) return weights;
+  for (const absl::string_view part : absl::StrSplit(text, ',')) {
+    float w = 0;
+    if (!absl::SimpleAtof(part, &w)) {
+      return absl::InvalidArgumentError(absl::StrCat("--weights: '", part, "' is not a number"));
+    }
+    weights.push_back(w);
+  }
+  return weights;
+}
+
+// One line on stderr every two seconds, and one at the end.
+class Progress {
+ public:
+  explicit Progress(int64_t gauss_per_frame) : gauss_per_frame_(gauss_per_frame) {}
+  void Add(int64_t frames) {
+    ++utterances_;
+    frames_ += frames;
+    if (Seconds(last_) >= 2.0) {
+      Print("\r");
+      last_ = Clock::now();
+      printed_ = true;
+    }
+  }
+  void Finish() {
+    if (printed_) std::fputc('\n', stderr);
+  }
+  int64_t utterances() const { return utterances_; }
+  int64_t frames() const { return frames_; }
+  double elapsed() const { return Seconds(start_); }
+
+ private:
+  void Print(const char* prefix) const {
+    const double t = elapsed();
+    std::fprintf(stderr, "%sscored %lld utterances, %lld frames, %.1f s, %.3g Gaussian-frames/s",
+                 isatty(2) ? prefix : "", static_cast<long long>(utterances_),
+                 static_cast<long long>(frames_), t, double(frames_) * double(gauss_per_frame_) / t);
+    if (!isatty(2)) std::fputc('\n', stderr);
+  }
+  int64_t gauss_per_frame_;
+  int64_t utterances_ = 0, frames_ = 0;
+  Clock::time_point start_ = Clock::now(), last_ = Clock::now();
+  bool printed_ = false;
+};
+
+}  // namespace
+
+int RunScore(int argc, char** argv) {
+  Args args("score", "--model PATH [--model PATH ...] --feats RSPEC --out WSPEC [options]");
+  args.Add({"model", "PATH", "model file or Sphinx directory", "", true})
+      .Add({"feats", "RSPEC", "features: ark:F, ark,t:F, scp:F, htk:F, sphinx:F, scp,htk:F, ..."})
+      .Add({"out", "WSPEC", "scores (frames x states): ark:F, ark,t:F, ark,scp:F,S, ark:-"})
+      .Add({"fusion", "RULE", "with several models: max, log-linear, log-add or select", "max"})
+      .Add({"weights", "W1,W2,...", "fusion weights, one per model (default equal)"})
+      .Add({"select-window", "N", "frames summed by the select rule", "50"})
+      .Add({"backend", "NAME", "cpu, cuda or auto", "cpu"})
+      .Add({"threads", "N", "CPU threads, 0 for all", "0"})
+      .Add({"variance-floor", "F", "raise variances below F (0: keep the model's)", "0"})
+      .Add({"quiet", "", "no progress or summary on stderr"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
+  const std::vector<std::string> model_paths = args.GetAll("model");
+  if (model_paths.empty() || !args.Has("feats") || !args.Has("out")) {
+    std::fprintf(stderr, "gmmscore score: --model, --feats and --out are required\n%s",
+                 args.Help().c_str());
+    return 2;
+  }
+  auto threads = args.GetInt("threads");
+  auto floor = args.GetDouble("variance-floor");
+  auto window = args.GetInt("select-window");
+  auto rule = ParseFusionRule(args.Get("fusion"));
+  auto weights = ParseWeights(args.Get("weights"));
+  for (const absl::Status& s : {threads.status(), floor.status(), window.status(), rule.status(),
+                                weights.status()}) {
+    if (!s.ok()) return Fail("score", s);
+  }
+  FusionSpec fusion{*rule, *weights, *window};
+  if (absl::Status s = ValidateFusion(&fusion, model_paths.size()); !s.ok()) {
+    return Fail("score", s);
+  }
+
+  std::vector<GmmModel> models;
+  std::vector<std::unique_ptr<Scorer>> scorers;
+  for (const std::string& path : model_paths) {
+    auto loaded = LoadModel(path, static_cast<float>(*floor));
+    if (!loaded.ok()) return Fail("score", loaded.status());
+    models.push_back(std::move(loaded->model));
+  }
+  int64_t gauss_per_frame = 0;
+  for (const GmmModel& m : models) {
+    if (m.num_states() != models[0].num_states() || m.dim() != models[0].dim()) {
+      return Fail("score", absl::InvalidArgumentError(absl::StrCat(
+                               "fused models must have the same states and dimension: ",
+                               model_paths[0], " has ", models[0].num_states(), " x ",
+                               models[0].dim(), ", ", model_paths[&m - models.data()], " ",
+                               m.num_states(), " x ", m.dim())));
+    }
+    auto scorer = MakeScorer(args.Get("backend"), m, *threads);
+    if (!scorer.ok()) return Fail("score", scorer.status());
+    scorers.push_back(*std::move(scorer));
+    gauss_per_frame += m.num_gauss();
+  }
+
+  auto reader = MatrixTableReader::Open(args.Get("feats"));
+  if (!reader.ok()) return Fail("score", reader.status());
+  auto writer = MatrixTableWriter::Open(args.Get("out"));
+  if (!writer.ok()) return Fail("score", writer.status());
+
+  const bool quiet = args.GetBool("quiet");
+  Progress progress(gauss_per_frame);
+  std::string key;
+  Matrix feats, fused;
+  std::vector<Matrix> scores(models.size());
+  while (true) {
+    auto more = (*reader)->Next(&key, &feats);
+    if (!more.ok()) return Fail("score", more.status());
+    if (!*more) break;
+    std::vector<const Matrix*> parts;
+    for (size_t k = 0; k < scorers.size(); ++k) {
+      if (absl::Status s = scorers[k]->Score(feats, &scores[k]); !s.ok()) {
+        return Fail("score", absl::Status(s.code(), absl::StrCat("utterance ", key, ": ",
+                                                                 s.message())));
+      }
+      parts.push_back(&scores[k]);
+    }
+    const Matrix* result = &scores[0];
+    if (scorers.size() > 1) {
+      if (absl::Status s = FuseScores(fusion, parts, &fused); !s.ok()) return Fail("score", s);
+      result = &fused;
+    }
+    if (absl::Status s = (*writer)->Write(key, *result); !s.ok()) return Fail("score", s);
+    if (!quiet) progress.Add(feats.rows);
+  }
+  if (absl::Status s = (*writer)->Close(); !s.ok()) return Fail("score", s);
+  if (!quiet) {
+    progress.Finish();
+    const double t = progress.elapsed();
+    std::fprintf(stderr,
+                 "gmmscore score: %lld utterances, %lld frames x %d states (%zu model%s, %s) -> "
+                 "%s\n  %.3f s, real-time factor %.4f, %.3g Gaussian-frames/s\n",
+                 static_cast<long long>(progress.utterances()),
+                 static_cast<long long>(progress.frames()), models[0].num_states(), models.size(),
+                 models.size() > 1 ? "s" : "", scorers[0]->name().c_str(),
+                 (*writer)->description().c_str(), t,
+                 progress.frames() > 0 ? t / (double(progress.frames()) / 100.0) : 0.0,
+                 t > 0 ? double(progress.frames()) * double(gauss_per_frame) / t : 0.0);
+  }
+  return 0;
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,11 @@
+// The gmmscore subcommands; each parses its own options and returns a process exit code.
+#pragma once
+
+namespace gmmscore {
+
+int RunScore(int argc, char** argv);
+int RunConvert(int argc, char** argv);
+int RunInfo(int argc, char** argv);
+int RunBench(int argc, char** argv);
+
+}  // namespace gmmscore

@@ -1,0 +1,36 @@
+// gmmscore: the command-line tool. One binary, subcommands (DESIGN.md "Contracts").
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "client/commands.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: gmmscore COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  score     score feature frames against one or more models (offline)\n"
+    "  convert   convert a model between Kaldi, HTK, Sphinx and native formats\n"
+    "  info      describe a model\n"
+    "  bench     measure scoring throughput against the two-kernel BLAS path\n"
+    "\n"
+    "Run 'gmmscore COMMAND --help' for a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  if (command == "score") return gmmscore::RunScore(argc, argv);
+  if (command == "convert") return gmmscore::RunConvert(argc, argv);
+  if (command == "info") return gmmscore::RunInfo(argc, argv);
+  if (command == "bench") return gmmscore::RunBench(argc, argv);
+  std::fprintf(stderr, "gmmscore: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}

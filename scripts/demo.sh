@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The README's first command: installs what is missing, builds, and scores the demo features
+# (a real Kaldi monophone model and six utterances shipped in tests/data/kaldi-mono).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh gmmscore
+mkdir -p out
+data=tests/data/kaldi-mono
+./build/client/gmmscore info "$data/final.mdl"
+./build/client/gmmscore score --model "$data/final.mdl" --feats "ark:$data/feats.ark" \
+  --out ark,t:out/demo-scores.txt
+echo "demo: scores (frames x 56 pdfs, Kaldi text archive) are in $(pwd)/out/demo-scores.txt"

@@ -1,0 +1,64 @@
+// Helpers for tests: paths to shipped data, temporary files, reading whole tables.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "formats/matrix_table.h"
+
+namespace gmmscore::testing {
+
+inline std::string DataPath(const std::string& relative) {
+  return std::string(GMMSCORE_TESTDATA) + "/" + relative;
+}
+
+// A fresh directory under the system temp folder, removed with the object.
+class TempDir {
+ public:
+  TempDir() {
+    path_ = std::filesystem::temp_directory_path() /
+            ("gmmscore-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream is(path, std::ios::binary);
+  std::stringstream ss;
+  ss << is.rdbuf();
+  return ss.str();
+}
+
+inline void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream os(path, std::ios::binary | std::ios::trunc);
+  os << bytes;
+}
+
+inline std::map<std::string, Matrix> ReadTable(const std::string& rspecifier) {
+  std::map<std::string, Matrix> table;
+  auto reader = MatrixTableReader::Open(rspecifier);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return table;
+  std::string key;
+  Matrix m;
+  while (true) {
+    auto more = (*reader)->Next(&key, &m);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) break;
+    table[key] = m;
+  }
+  return table;
+}
+
+}  // namespace gmmscore::testing
