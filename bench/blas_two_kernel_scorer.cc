@@ -42,8 +42,8 @@ absl::Status BlasTwoKernelScorer::Score(const Matrix& feats, Matrix* out) const 
   gauss_scores_.resize(size_t(num_gauss) * frames);
   openblas_set_num_threads(num_threads_);
   // [Gaussians x k] . [frames x k]^T = [Gaussians x frames]
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, num_gauss, frames, k, 1.0f,
-              expanded_.data(), k, x_expanded.data(), k, 0.0f, gauss_scores_.data(), frames);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, num_gauss, frames, k, 1.0f, expanded_.data(),
+              k, x_expanded.data(), k, 0.0f, gauss_scores_.data(), frames);
   const int32_t states = num_states();
 #pragma omp parallel num_threads(num_threads_)
   {

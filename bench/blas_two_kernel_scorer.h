@@ -23,7 +23,7 @@ class BlasTwoKernelScorer final : public Scorer {
   int32_t dim_;
   int num_threads_;
   std::vector<uint32_t> gauss_begin_;
-  std::vector<float> expanded_;  // [Gaussians][2 dim + 1]
+  std::vector<float> expanded_;              // [Gaussians][2 dim + 1]
   mutable std::vector<float> gauss_scores_;  // [Gaussians][frames], reused across calls
 };
 

@@ -70,7 +70,8 @@ std::vector<std::string> Args::GetAll(const std::string& name) const {
 absl::StatusOr<int> Args::GetInt(const std::string& name) const {
   int v = 0;
   if (!absl::SimpleAtoi(Get(name), &v)) {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, ": '", Get(name), "' is not an integer"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, ": '", Get(name), "' is not an integer"));
   }
   return v;
 }
@@ -78,7 +79,8 @@ absl::StatusOr<int> Args::GetInt(const std::string& name) const {
 absl::StatusOr<double> Args::GetDouble(const std::string& name) const {
   double v = 0;
   if (!absl::SimpleAtod(Get(name), &v)) {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, ": '", Get(name), "' is not a number"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, ": '", Get(name), "' is not a number"));
   }
   return v;
 }

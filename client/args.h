@@ -21,7 +21,8 @@ class Args {
     bool repeatable = false;
   };
 
-  Args(std::string command, std::string usage) : command_(std::move(command)), usage_(std::move(usage)) {}
+  Args(std::string command, std::string usage)
+      : command_(std::move(command)), usage_(std::move(usage)) {}
   Args& Add(Option option);
 
   // Parses argv[first..argc); positional arguments are kept in order.

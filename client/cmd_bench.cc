@@ -38,12 +38,14 @@ absl::StatusOr<Timing> TimeScorer(const Scorer& scorer, const std::vector<Matrix
     const Matrix& feats = batches[i % batches.size()];
     const auto start = std::chrono::steady_clock::now();
     if (absl::Status s = scorer.Score(feats, &out); !s.ok()) return s;
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
   if (absl::Status s = scorer.Score(check_feats, &out); !s.ok()) return s;
   double err = 0.0;
-  for (size_t i = 0; i < check_ref.size(); ++i) err = std::max(err, std::abs(out.data[i] - check_ref[i]));
+  for (size_t i = 0; i < check_ref.size(); ++i)
+    err = std::max(err, std::abs(out.data[i] - check_ref[i]));
   return Timing{times[times.size() / 2], err};
 }
 
@@ -84,24 +86,27 @@ int RunBench(int argc, char** argv) {
   o.mean_offset = -5.0f;
   const GmmModel model = testing::RandomModel(o, 42);
   std::vector<Matrix> batches;
-  for (uint32_t i = 0; i < 4; ++i) batches.push_back(testing::RandomFeatures(*frames, *dim, -5.0f, 3.0f, 1000 + i));
+  for (uint32_t i = 0; i < 4; ++i)
+    batches.push_back(testing::RandomFeatures(*frames, *dim, -5.0f, 3.0f, 1000 + i));
   Matrix check(std::min(*frames, 16), *dim);
   std::copy_n(batches[0].data.begin(), check.data.size(), check.data.begin());
   const std::vector<double> check_ref = ReferenceScores(model, check);
 
   const double gauss_frames = double(model.num_gauss()) * *frames;
   const double audio_s = *frames / 100.0;
-  std::printf("gmmscore bench: model %d states x %d Gaussians x %d dims (%lld Gaussians), batch "
-              "%d frames, %d timed batches (median), SIMD target %s\n",
-              *states, *gauss, *dim, static_cast<long long>(model.num_gauss()), *frames,
-              *iterations, SimdTargetName());
+  std::printf(
+      "gmmscore bench: model %d states x %d Gaussians x %d dims (%lld Gaussians), batch "
+      "%d frames, %d timed batches (median), SIMD target %s\n",
+      *states, *gauss, *dim, static_cast<long long>(model.num_gauss()), *frames, *iterations,
+      SimdTargetName());
   std::printf("%-8s %-26s %12s %16s %10s %12s\n", "threads", "path", "ms/batch", "Gauss-frames/s",
               "RTF", "max|err|");
   for (int threads : thread_counts) {
     CpuScorer fast(model, threads);
     BlasTwoKernelScorer peer(model, threads);
     double fast_s = 0, peer_s = 0;
-    for (const Scorer* scorer : {static_cast<const Scorer*>(&fast), static_cast<const Scorer*>(&peer)}) {
+    for (const Scorer* scorer :
+         {static_cast<const Scorer*>(&fast), static_cast<const Scorer*>(&peer)}) {
       auto t = TimeScorer(*scorer, batches, *iterations, check, check_ref);
       if (!t.ok()) return Fail("bench", t.status());
       (scorer == &fast ? fast_s : peer_s) = t->median_s;

@@ -25,9 +25,9 @@ int RunConvert(int argc, char** argv) {
   if (!loaded.ok()) return Fail("convert", loaded.status());
   if (absl::Status s = SaveModel(loaded->model, out, *format); !s.ok()) return Fail("convert", s);
   std::fprintf(stderr, "gmmscore convert: %s (%s, %d states, %lld Gaussians, dim %d) -> %s (%s)\n",
-               in.c_str(), ModelFormatName(loaded->file_format).c_str(),
-               loaded->model.num_states(), static_cast<long long>(loaded->model.num_gauss()),
-               loaded->model.dim(), out.c_str(), ModelFormatName(*format).c_str());
+               in.c_str(), ModelFormatName(loaded->file_format).c_str(), loaded->model.num_states(),
+               static_cast<long long>(loaded->model.num_gauss()), loaded->model.dim(), out.c_str(),
+               ModelFormatName(*format).c_str());
   return 0;
 }
 

@@ -36,10 +36,11 @@ int RunInfo(int argc, char** argv) {
     std::printf("HMM:              none\n");
   } else {
     const TransitionModel& tm = m.hmm();
-    std::printf("HMM:              %zu phones, %zu topology entries, %d transition-states, "
-                "%d transition-ids, %d pdfs\n",
-                tm.topology().phones.size(), tm.topology().entries.size(),
-                tm.NumTransitionStates(), tm.NumTransitionIds(), tm.NumPdfs());
+    std::printf(
+        "HMM:              %zu phones, %zu topology entries, %d transition-states, "
+        "%d transition-ids, %d pdfs\n",
+        tm.topology().phones.size(), tm.topology().entries.size(), tm.NumTransitionStates(),
+        tm.NumTransitionIds(), tm.NumPdfs());
   }
   return 0;
 }

@@ -62,7 +62,8 @@ class Progress {
     const double t = elapsed();
     std::fprintf(stderr, "%sscored %lld utterances, %lld frames, %.1f s, %.3g Gaussian-frames/s",
                  isatty(2) ? prefix : "", static_cast<long long>(utterances_),
-                 static_cast<long long>(frames_), t, double(frames_) * double(gauss_per_frame_) / t);
+                 static_cast<long long>(frames_), t,
+                 double(frames_) * double(gauss_per_frame_) / t);
     if (!isatty(2)) std::fputc('\n', stderr);
   }
   int64_t gauss_per_frame_;
@@ -97,8 +98,8 @@ int RunScore(int argc, char** argv) {
   auto window = args.GetInt("select-window");
   auto rule = ParseFusionRule(args.Get("fusion"));
   auto weights = ParseWeights(args.Get("weights"));
-  for (const absl::Status& s : {threads.status(), floor.status(), window.status(), rule.status(),
-                                weights.status()}) {
+  for (const absl::Status& s :
+       {threads.status(), floor.status(), window.status(), rule.status(), weights.status()}) {
     if (!s.ok()) return Fail("score", s);
   }
   FusionSpec fusion{*rule, *weights, *window};
@@ -116,11 +117,11 @@ int RunScore(int argc, char** argv) {
   int64_t gauss_per_frame = 0;
   for (const GmmModel& m : models) {
     if (m.num_states() != models[0].num_states() || m.dim() != models[0].dim()) {
-      return Fail("score", absl::InvalidArgumentError(absl::StrCat(
-                               "fused models must have the same states and dimension: ",
-                               model_paths[0], " has ", models[0].num_states(), " x ",
-                               models[0].dim(), ", ", model_paths[&m - models.data()], " ",
-                               m.num_states(), " x ", m.dim())));
+      return Fail("score",
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "fused models must have the same states and dimension: ", model_paths[0],
+                      " has ", models[0].num_states(), " x ", models[0].dim(), ", ",
+                      model_paths[&m - models.data()], " ", m.num_states(), " x ", m.dim())));
     }
     auto scorer = MakeScorer(args.Get("backend"), m, *threads);
     if (!scorer.ok()) return Fail("score", scorer.status());
@@ -145,8 +146,8 @@ int RunScore(int argc, char** argv) {
     std::vector<const Matrix*> parts;
     for (size_t k = 0; k < scorers.size(); ++k) {
       if (absl::Status s = scorers[k]->Score(feats, &scores[k]); !s.ok()) {
-        return Fail("score", absl::Status(s.code(), absl::StrCat("utterance ", key, ": ",
-                                                                 s.message())));
+        return Fail("score",
+                    absl::Status(s.code(), absl::StrCat("utterance ", key, ": ", s.message())));
       }
       parts.push_back(&scores[k]);
     }

@@ -16,10 +16,14 @@ namespace {
 // Parses a text float as Kaldi writes it, including inf/-inf/nan spellings.
 bool ParseFloat(const std::string& word, float* out) {
   if (absl::SimpleAtof(word, out)) return true;
-  if (word == "inf" || word == "Inf" || word == "INF") *out = std::numeric_limits<float>::infinity();
-  else if (word == "-inf" || word == "-Inf" || word == "-INF") *out = -std::numeric_limits<float>::infinity();
-  else if (word == "nan" || word == "NaN" || word == "-nan") *out = std::numeric_limits<float>::quiet_NaN();
-  else return false;
+  if (word == "inf" || word == "Inf" || word == "INF")
+    *out = std::numeric_limits<float>::infinity();
+  else if (word == "-inf" || word == "-Inf" || word == "-INF")
+    *out = -std::numeric_limits<float>::infinity();
+  else if (word == "nan" || word == "NaN" || word == "-nan")
+    *out = std::numeric_limits<float>::quiet_NaN();
+  else
+    return false;
   return true;
 }
 
@@ -93,8 +97,8 @@ absl::Status KaldiReader::Expect(absl::string_view expected) {
   const int64_t start = offset();
   GMM_ASSIGN_OR_RETURN(std::string token, Token());
   if (token != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(name_, ": byte ", start, ": expected ",
-                                                   expected, ", found ", token.substr(0, 40)));
+    return absl::InvalidArgumentError(absl::StrCat(name_, ": byte ", start, ": expected ", expected,
+                                                   ", found ", token.substr(0, 40)));
   }
   return absl::OkStatus();
 }
@@ -103,7 +107,8 @@ absl::StatusOr<int32_t> KaldiReader::Int32() {
   if (binary_) {
     char size = 0;
     GMM_RETURN_IF_ERROR(ReadRaw(&size, 1, "an integer"));
-    if (size != 4) return Error(absl::StrCat("expected a 4-byte integer, size byte is ", int(size)));
+    if (size != 4)
+      return Error(absl::StrCat("expected a 4-byte integer, size byte is ", int(size)));
     int32_t v = 0;
     GMM_RETURN_IF_ERROR(ReadRaw(&v, 4, "an integer"));
     return v;
@@ -155,7 +160,8 @@ absl::StatusOr<std::vector<int32_t>> KaldiReader::Int32Vector() {
     GMM_ASSIGN_OR_RETURN(std::string word, Word());
     if (word == "]") break;
     int32_t x = 0;
-    if (!absl::SimpleAtoi(word, &x)) return Error(absl::StrCat("expected an integer, found ", word));
+    if (!absl::SimpleAtoi(word, &x))
+      return Error(absl::StrCat("expected an integer, found ", word));
     v.push_back(x);
   }
   return v;
@@ -176,9 +182,11 @@ absl::StatusOr<std::vector<float>> KaldiReader::TextFloatsInBrackets(bool matrix
       is_.get();
       if (c == '\n' && matrix && in_row) {
         const size_t n = values.size() - row_start;
-        if (num_rows == 0) cols = n;
-        else if (n != cols) return Error(absl::StrCat("matrix row ", num_rows, " has ", n,
-                                                      " values, the first row has ", cols));
+        if (num_rows == 0)
+          cols = n;
+        else if (n != cols)
+          return Error(absl::StrCat("matrix row ", num_rows, " has ", n,
+                                    " values, the first row has ", cols));
         ++num_rows;
         row_start = values.size();
         in_row = false;
@@ -188,15 +196,16 @@ absl::StatusOr<std::vector<float>> KaldiReader::TextFloatsInBrackets(bool matrix
     GMM_ASSIGN_OR_RETURN(std::string word, Word());
     if (word == "]") break;
     float f = 0;
-    if (!ParseFloat(word, &f)) return Error(absl::StrCat("expected a number or ], found ", word.substr(0, 40)));
+    if (!ParseFloat(word, &f))
+      return Error(absl::StrCat("expected a number or ], found ", word.substr(0, 40)));
     values.push_back(f);
     in_row = true;
   }
   if (matrix && in_row) {  // the last row ends with "]" on the same line
     const size_t n = values.size() - row_start;
     if (num_rows > 0 && n != cols) {
-      return Error(absl::StrCat("matrix row ", num_rows, " has ", n, " values, the first row has ",
-                                cols));
+      return Error(
+          absl::StrCat("matrix row ", num_rows, " has ", n, " values, the first row has ", cols));
     }
     ++num_rows;
   }
@@ -207,7 +216,8 @@ absl::StatusOr<std::vector<float>> KaldiReader::TextFloatsInBrackets(bool matrix
 absl::StatusOr<std::vector<float>> KaldiReader::FloatVector() {
   if (!binary_) return TextFloatsInBrackets(false, nullptr);
   GMM_ASSIGN_OR_RETURN(std::string token, Token());
-  if (token != "FV" && token != "DV") return Error(absl::StrCat("expected FV or DV, found ", token));
+  if (token != "FV" && token != "DV")
+    return Error(absl::StrCat("expected FV or DV, found ", token));
   GMM_ASSIGN_OR_RETURN(int32_t n, Int32());
   if (n < 0 || n > (1 << 28)) return Error(absl::StrCat("bad vector length ", n));
   std::vector<float> v(n);
@@ -235,7 +245,8 @@ absl::StatusOr<Matrix> KaldiReader::FloatMatrix() {
   if (token == "CM2") return CompressedMatrix(2);
   if (token == "CM3") return CompressedMatrix(3);
   if (token != "FM" && token != "DM") {
-    return Error(absl::StrCat("expected a matrix (FM, DM, CM, CM2, CM3), found ", token.substr(0, 40)));
+    return Error(
+        absl::StrCat("expected a matrix (FM, DM, CM, CM2, CM3), found ", token.substr(0, 40)));
   }
   GMM_ASSIGN_OR_RETURN(int32_t rows, Int32());
   GMM_ASSIGN_OR_RETURN(int32_t cols, Int32());
@@ -270,10 +281,13 @@ absl::StatusOr<Matrix> KaldiReader::CompressedMatrix(int format) {
   }
   Matrix m(header.rows, header.cols);
   const size_t n = m.data.size();
-  auto decode16 = [&](uint16_t v) { return header.min_value + header.range * (1.0f / 65535.0f) * v; };
+  auto decode16 = [&](uint16_t v) {
+    return header.min_value + header.range * (1.0f / 65535.0f) * v;
+  };
   if (format == 1) {
     std::vector<uint16_t> col_headers(size_t(header.cols) * 4);
-    GMM_RETURN_IF_ERROR(ReadRaw(col_headers.data(), col_headers.size() * 2, "compressed column headers"));
+    GMM_RETURN_IF_ERROR(
+        ReadRaw(col_headers.data(), col_headers.size() * 2, "compressed column headers"));
     std::vector<uint8_t> bytes(n);
     GMM_RETURN_IF_ERROR(ReadRaw(bytes.data(), n, "compressed matrix data"));
     for (int32_t c = 0; c < header.cols; ++c) {
@@ -282,9 +296,12 @@ absl::StatusOr<Matrix> KaldiReader::CompressedMatrix(int format) {
       for (int32_t r = 0; r < header.rows; ++r) {
         const uint8_t v = bytes[size_t(c) * header.rows + r];
         float x;
-        if (v <= 64) x = p0 + (p25 - p0) * v * (1.0f / 64.0f);
-        else if (v <= 192) x = p25 + (p75 - p25) * (v - 64) * (1.0f / 128.0f);
-        else x = p75 + (p100 - p75) * (v - 192) * (1.0f / 63.0f);
+        if (v <= 64)
+          x = p0 + (p25 - p0) * v * (1.0f / 64.0f);
+        else if (v <= 192)
+          x = p25 + (p75 - p25) * (v - 64) * (1.0f / 128.0f);
+        else
+          x = p75 + (p100 - p75) * (v - 192) * (1.0f / 63.0f);
         m.at(r, c) = x;
       }
     }
@@ -295,14 +312,13 @@ absl::StatusOr<Matrix> KaldiReader::CompressedMatrix(int format) {
   } else {
     std::vector<uint8_t> codes(n);
     GMM_RETURN_IF_ERROR(ReadRaw(codes.data(), n, "compressed matrix data"));
-    for (size_t i = 0; i < n; ++i) m.data[i] = header.min_value + header.range * (1.0f / 255.0f) * codes[i];
+    for (size_t i = 0; i < n; ++i)
+      m.data[i] = header.min_value + header.range * (1.0f / 255.0f) * codes[i];
   }
   return m;
 }
 
-void KaldiWriter::Token(absl::string_view token) {
-  os_ << token << ' ';
-}
+void KaldiWriter::Token(absl::string_view token) { os_ << token << ' '; }
 
 void KaldiWriter::Int32(int32_t value) {
   if (binary_) {

@@ -7,10 +7,10 @@
 #include <istream>
 #include <ostream>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kernels/util/matrix.h"
 
 namespace gmmscore {
@@ -58,14 +58,18 @@ class KaldiReader {
 class KaldiWriter {
  public:
   KaldiWriter(std::ostream& os, bool binary) : os_(os), binary_(binary) {}
-  void BinaryMarker() { if (binary_) os_.write("\0B", 2); }
+  void BinaryMarker() {
+    if (binary_) os_.write("\0B", 2);
+  }
   void Token(absl::string_view token);
   void Int32(int32_t value);
   void Float(float value);
   void Int32Vector(const std::vector<int32_t>& v);
   void FloatVector(const float* data, size_t n);
   void FloatMatrix(const Matrix& m);
-  void Newline() { if (!binary_) os_ << '\n'; }
+  void Newline() {
+    if (!binary_) os_ << '\n';
+  }
   bool binary() const { return binary_; }
 
  private:

@@ -154,17 +154,17 @@ absl::StatusOr<GmmModelSpec> ReadAmDiagGmm(KaldiReader& in) {
     if (num_gauss == 0) return in.Error(absl::StrCat(where, "no Gaussians"));
     if (size_t(means_invvars.rows) != num_gauss || size_t(inv_vars.rows) != num_gauss ||
         size_t(means_invvars.cols) != dim || size_t(inv_vars.cols) != dim) {
-      return in.Error(absl::StrCat(where, num_gauss, " weights but means ", means_invvars.rows,
-                                   "x", means_invvars.cols, " and inverse variances ",
-                                   inv_vars.rows, "x", inv_vars.cols, " (dimension ", dim, ")"));
+      return in.Error(absl::StrCat(where, num_gauss, " weights but means ", means_invvars.rows, "x",
+                                   means_invvars.cols, " and inverse variances ", inv_vars.rows,
+                                   "x", inv_vars.cols, " (dimension ", dim, ")"));
     }
     for (size_t g = 0; g < num_gauss; ++g) {
       for (size_t d = 0; d < dim; ++d) {
         const double inv_var = inv_vars.data[g * dim + d];
         if (!(inv_var > 0.0) || !std::isfinite(inv_var)) {
           return absl::InvalidArgumentError(absl::StrCat(
-              in.name(), ": byte ", inv_vars_offset, ": ", where, "Gaussian ", g, ", dimension ",
-              d, ": inverse variance ", inv_var, " is not a finite number > 0"));
+              in.name(), ": byte ", inv_vars_offset, ": ", where, "Gaussian ", g, ", dimension ", d,
+              ": inverse variance ", inv_var, " is not a finite number > 0"));
         }
         spec.means.push_back(static_cast<float>(means_invvars.data[g * dim + d] / inv_var));
         spec.variances.push_back(static_cast<float>(1.0 / inv_var));

@@ -51,13 +51,15 @@ class ArchiveReader final : public MatrixTableReader {
     key->clear();
     for (int c = is_.get(); c != EOF && c != ' '; c = is_.get()) {
       if (std::isspace(c) || c == '\0') {
-        return absl::InvalidArgumentError(absl::StrCat(name_, ": bad archive key after '", *key,
-                                                       "' (is this a Kaldi archive?)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(name_, ": bad archive key after '", *key, "' (is this a Kaldi archive?)"));
       }
       key->push_back(static_cast<char>(c));
-      if (key->size() > 4096) return absl::InvalidArgumentError(absl::StrCat(name_, ": key too long"));
+      if (key->size() > 4096)
+        return absl::InvalidArgumentError(absl::StrCat(name_, ": key too long"));
     }
-    GMM_ASSIGN_OR_RETURN(*value, ReadKaldiMatrixObject(is_, absl::StrCat(name_, " (key ", *key, ")")));
+    GMM_ASSIGN_OR_RETURN(*value,
+                         ReadKaldiMatrixObject(is_, absl::StrCat(name_, " (key ", *key, ")")));
     return true;
   }
 
@@ -71,7 +73,9 @@ class ArchiveReader final : public MatrixTableReader {
 class ScriptReader final : public MatrixTableReader {
  public:
   ScriptReader(std::unique_ptr<std::ifstream> file, std::string name, TableSpecifier spec)
-      : file_(std::move(file)), is_(file_ ? *file_ : std::cin), name_(std::move(name)),
+      : file_(std::move(file)),
+        is_(file_ ? *file_ : std::cin),
+        name_(std::move(name)),
         spec_(std::move(spec)) {}
 
   absl::StatusOr<bool> Next(std::string* key, Matrix* value) override {
@@ -100,8 +104,8 @@ class ScriptReader final : public MatrixTableReader {
       open_path_ = rx;
       if (!*stream_) {
         open_path_.clear();
-        return absl::NotFoundError(absl::StrCat(name_, ": line ", line_number_, ": cannot open ",
-                                                rx));
+        return absl::NotFoundError(
+            absl::StrCat(name_, ": line ", line_number_, ": cannot open ", rx));
       }
     }
     stream_->clear();

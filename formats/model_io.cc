@@ -21,17 +21,22 @@ absl::StatusOr<ModelFormat> ParseModelFormat(const std::string& name) {
   if (name == "htk") return ModelFormat::kHtk;
   if (name == "sphinx") return ModelFormat::kSphinx;
   if (name == "native") return ModelFormat::kNative;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown model format '", name, "' (kaldi, kaldi-text, htk, sphinx, native)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown model format '", name, "' (kaldi, kaldi-text, htk, sphinx, native)"));
 }
 
 std::string ModelFormatName(ModelFormat format) {
   switch (format) {
-    case ModelFormat::kKaldiBinary: return "kaldi";
-    case ModelFormat::kKaldiText: return "kaldi-text";
-    case ModelFormat::kHtk: return "htk";
-    case ModelFormat::kSphinx: return "sphinx";
-    case ModelFormat::kNative: return "native";
+    case ModelFormat::kKaldiBinary:
+      return "kaldi";
+    case ModelFormat::kKaldiText:
+      return "kaldi-text";
+    case ModelFormat::kHtk:
+      return "htk";
+    case ModelFormat::kSphinx:
+      return "sphinx";
+    case ModelFormat::kNative:
+      return "native";
   }
   return "unknown";
 }
@@ -44,20 +49,25 @@ absl::StatusOr<ModelFormat> DetectModelFormat(const std::string& path) {
   char head[512] = {};
   is.read(head, sizeof(head));
   const std::string start(head, static_cast<size_t>(is.gcount()));
-  if (start.size() >= 8 && std::memcmp(start.data(), kNativeMagic, 8) == 0) return ModelFormat::kNative;
-  if (absl::StartsWith(start, std::string("\0B<TransitionModel>", 19))) return ModelFormat::kKaldiBinary;
+  if (start.size() >= 8 && std::memcmp(start.data(), kNativeMagic, 8) == 0)
+    return ModelFormat::kNative;
+  if (absl::StartsWith(start, std::string("\0B<TransitionModel>", 19)))
+    return ModelFormat::kKaldiBinary;
   const absl::string_view text = absl::StripLeadingAsciiWhitespace(start);
   if (absl::StartsWith(text, "<TransitionModel>")) return ModelFormat::kKaldiText;
   const std::string lower = absl::AsciiStrToLower(start);
-  if (absl::StartsWith(text, "~") || absl::StrContains(lower, "<beginhmm>")) return ModelFormat::kHtk;
+  if (absl::StartsWith(text, "~") || absl::StrContains(lower, "<beginhmm>"))
+    return ModelFormat::kHtk;
   return absl::InvalidArgumentError(absl::StrCat(
-      path, ": not a model gmmscore knows (Kaldi final.mdl, HTK MMF, Sphinx model directory, "
-            "gmmscore native)"));
+      path,
+      ": not a model gmmscore knows (Kaldi final.mdl, HTK MMF, Sphinx model directory, "
+      "gmmscore native)"));
 }
 
 absl::StatusOr<ModelFormat> ModelFormatForOutput(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec) || absl::EndsWith(path, "/")) return ModelFormat::kSphinx;
+  if (std::filesystem::is_directory(path, ec) || absl::EndsWith(path, "/"))
+    return ModelFormat::kSphinx;
   if (absl::EndsWith(path, ".txt.mdl")) return ModelFormat::kKaldiText;
   if (absl::EndsWith(path, ".mdl")) return ModelFormat::kKaldiBinary;
   if (absl::EndsWith(path, ".mmf") || absl::EndsWith(path, ".MMF")) return ModelFormat::kHtk;

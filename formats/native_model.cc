@@ -66,7 +66,8 @@ class PayloadWriter {
 
 class PayloadReader {
  public:
-  PayloadReader(const std::string& bytes, std::string path) : bytes_(bytes), path_(std::move(path)) {}
+  PayloadReader(const std::string& bytes, std::string path)
+      : bytes_(bytes), path_(std::move(path)) {}
 
   template <class T>
   absl::Status Array(size_t count, std::vector<T>* out, const char* what) {
@@ -150,33 +151,36 @@ absl::StatusOr<GmmModel> ReadNativeModel(const std::string& path) {
   NativeHeader h{};
   is.read(reinterpret_cast<char*>(&h), sizeof(h));
   if (is.gcount() != sizeof(h)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": byte ", is.gcount(),
-                                                   ": file ends inside the 64-byte header"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": byte ", is.gcount(), ": file ends inside the 64-byte header"));
   }
   if (std::memcmp(h.magic, kNativeMagic, sizeof(h.magic)) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": byte 0: bad magic, not a gmmscore model"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": byte 0: bad magic, not a gmmscore model"));
   }
   if (h.version != kNativeVersion || h.header_bytes != sizeof(NativeHeader)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": byte 8: unsupported version ", h.version,
-                                                   " (this build reads ", kNativeVersion, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": byte 8: unsupported version ",
+                                                   h.version, " (this build reads ", kNativeVersion,
+                                                   ")"));
   }
   if (h.dim < 1 || h.num_states < 1 || h.num_gauss < h.num_states ||
       h.payload_bytes > (uint64_t(1) << 40)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": byte 16: bad header counts (dim ", h.dim,
-                                                   ", states ", h.num_states, ", Gaussians ",
+    return absl::InvalidArgumentError(absl::StrCat(path, ": byte 16: bad header counts (dim ",
+                                                   h.dim, ", states ", h.num_states, ", Gaussians ",
                                                    h.num_gauss, ")"));
   }
   std::string payload(h.payload_bytes, '\0');
   is.read(payload.data(), std::streamsize(payload.size()));
   if (static_cast<uint64_t>(is.gcount()) != h.payload_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": byte ", sizeof(h) + is.gcount(), ": file is truncated (expected ",
-                     sizeof(h) + h.payload_bytes, " bytes)"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": byte ", sizeof(h) + is.gcount(),
+                                                   ": file is truncated (expected ",
+                                                   sizeof(h) + h.payload_bytes, " bytes)"));
   }
   const uint32_t crc = Crc32(payload.data(), payload.size());
   if (crc != h.payload_crc) {
     return absl::DataLossError(absl::StrCat(path, ": byte 40: checksum mismatch (header ",
-                                            h.payload_crc, ", payload ", crc, "): file is corrupt"));
+                                            h.payload_crc, ", payload ", crc,
+                                            "): file is corrupt"));
   }
   GmmModelSpec spec;
   spec.dim = h.dim;
@@ -201,7 +205,8 @@ absl::StatusOr<GmmModel> ReadNativeModel(const std::string& path) {
     GMM_ASSIGN_OR_RETURN(spec.hmm, ReadKaldiTransitionModel(reader));
   }
   auto model = GmmModel::Create(std::move(spec));
-  if (!model.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", model.status().message()));
+  if (!model.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", model.status().message()));
   return model;
 }
 

@@ -2,9 +2,9 @@
 
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 
 namespace gmmscore {
@@ -20,18 +20,23 @@ absl::StatusOr<TableSpecifier> Parse(const std::string& spec, bool for_writing) 
   t.path = spec.substr(colon + 1);
   bool ark = false, scp = false, htk = false, sphinx = false;
   for (const absl::string_view opt : absl::StrSplit(spec.substr(0, colon), ',')) {
-    if (opt == "ark") ark = true;
-    else if (opt == "scp") scp = true;
-    else if (opt == "htk") htk = true;
-    else if (opt == "sphinx") sphinx = true;
-    else if (opt == "t") t.text = true;
+    if (opt == "ark")
+      ark = true;
+    else if (opt == "scp")
+      scp = true;
+    else if (opt == "htk")
+      htk = true;
+    else if (opt == "sphinx")
+      sphinx = true;
+    else if (opt == "t")
+      t.text = true;
     else if (absl::StartsWith(opt, "dim=")) {
       if (!absl::SimpleAtoi(opt.substr(4), &t.sphinx_dim) || t.sphinx_dim < 1) {
         return absl::InvalidArgumentError(absl::StrCat("bad specifier '", spec, "': bad ", opt));
       }
-    } else if (opt == "b" || opt == "s" || opt == "cs" || opt == "o" || opt == "p" ||
-               opt == "bg" || opt == "f" || opt == "nf" || opt == "ns" || opt == "no" ||
-               opt == "np" || opt == "ncs") {
+    } else if (opt == "b" || opt == "s" || opt == "cs" || opt == "o" || opt == "p" || opt == "bg" ||
+               opt == "f" || opt == "nf" || opt == "ns" || opt == "no" || opt == "np" ||
+               opt == "ncs") {
       continue;
     } else {
       return absl::InvalidArgumentError(
@@ -40,8 +45,8 @@ absl::StatusOr<TableSpecifier> Parse(const std::string& spec, bool for_writing) 
   }
   if (ark && scp) {
     if (!for_writing) {
-      return absl::InvalidArgumentError(absl::StrCat("bad rspecifier '", spec,
-                                                     "': ark,scp is for writing"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad rspecifier '", spec, "': ark,scp is for writing"));
     }
     const auto comma = t.path.find(',');
     if (comma == std::string::npos) {
@@ -63,8 +68,8 @@ absl::StatusOr<TableSpecifier> Parse(const std::string& spec, bool for_writing) 
     }
   } else if (htk || sphinx) {
     if (for_writing) {
-      return absl::InvalidArgumentError(absl::StrCat("bad wspecifier '", spec,
-                                                     "': scores are written as Kaldi archives"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad wspecifier '", spec, "': scores are written as Kaldi archives"));
     }
     t.kind = htk ? TableKind::kHtkFile : TableKind::kSphinxFile;
     t.file_kind = htk ? FeatureFileKind::kHtk : FeatureFileKind::kSphinx;

@@ -20,10 +20,10 @@ enum class FeatureFileKind { kKaldi, kHtk, kSphinx };  // what the entries of a 
 struct TableSpecifier {
   TableKind kind = TableKind::kArchive;
   FeatureFileKind file_kind = FeatureFileKind::kKaldi;
-  bool text = false;           // ",t": write text
-  int32_t sphinx_dim = 13;     // "dim=N"
-  std::string path;            // "-" for the standard stream
-  std::string script_path;     // ark,scp:ARK,SCP
+  bool text = false;        // ",t": write text
+  int32_t sphinx_dim = 13;  // "dim=N"
+  std::string path;         // "-" for the standard stream
+  std::string script_path;  // ark,scp:ARK,SCP
 };
 
 absl::StatusOr<TableSpecifier> ParseRspecifier(const std::string& spec);

@@ -21,8 +21,8 @@ absl::Status ValidateFusion(FusionSpec* spec, size_t num_models) {
   if (num_models == 0) return absl::InvalidArgumentError("fusion needs at least one model");
   if (spec->weights.empty()) spec->weights.assign(num_models, 1.0f / float(num_models));
   if (spec->weights.size() != num_models) {
-    return absl::InvalidArgumentError(absl::StrCat(spec->weights.size(), " fusion weights for ",
-                                                   num_models, " models"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec->weights.size(), " fusion weights for ", num_models, " models"));
   }
   for (float w : spec->weights) {
     if (!std::isfinite(w) || w < 0.0f) {
@@ -78,9 +78,9 @@ absl::Status FuseScores(const FusionSpec& spec, const std::vector<const Matrix*>
   const int32_t frames = scores[0]->rows, states = scores[0]->cols;
   for (const Matrix* m : scores) {
     if (m->rows != frames || m->cols != states) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "fused models must score the same frames and states: ", frames, "x", states, " vs ",
-          m->rows, "x", m->cols));
+      return absl::InvalidArgumentError(
+          absl::StrCat("fused models must score the same frames and states: ", frames, "x", states,
+                       " vs ", m->rows, "x", m->cols));
     }
   }
   if (spec.rule != FusionRule::kSelectBest && spec.weights.size() != scores.size()) {
@@ -100,7 +100,8 @@ absl::Status FuseScores(const FusionSpec& spec, const std::vector<const Matrix*>
     case FusionRule::kLogLinear:
       for (size_t i = 0; i < n; ++i) {
         double sum = 0.0;
-        for (size_t k = 0; k < scores.size(); ++k) sum += double(spec.weights[k]) * scores[k]->data[i];
+        for (size_t k = 0; k < scores.size(); ++k)
+          sum += double(spec.weights[k]) * scores[k]->data[i];
         out->data[i] = static_cast<float>(sum);
       }
       break;

@@ -24,7 +24,8 @@ struct FusionSpec {
   int32_t select_window = 50;  // frames, for kSelectBest
 };
 
-absl::StatusOr<FusionRule> ParseFusionRule(const std::string& name);  // max|log-linear|log-add|select
+absl::StatusOr<FusionRule> ParseFusionRule(
+    const std::string& name);  // max|log-linear|log-add|select
 // Checks weights against the model count and fills equal weights when none are given.
 absl::Status ValidateFusion(FusionSpec* spec, size_t num_models);
 

@@ -20,7 +20,8 @@ constexpr double kTolerance = 1e-3;  // nats, DESIGN.md
 
 double MaxAbsError(const Matrix& fast, const std::vector<double>& ref) {
   double worst = 0.0;
-  for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(double(fast.data[i]) - ref[i]));
+  for (size_t i = 0; i < ref.size(); ++i)
+    worst = std::max(worst, std::abs(double(fast.data[i]) - ref[i]));
   return worst;
 }
 
@@ -92,17 +93,18 @@ TEST_P(CpuScorerVsReference, WithinTolerance) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, CpuScorerVsReference,
-    ::testing::Values(Case{1, 1, 1, 1, 0.0f}, Case{1, 65, 1, 9, 5.0f}, Case{13, 1, 1, 24, 0.0f},
-                      Case{13, 63, 1, 24, -20.0f}, Case{36, 129, 1, 40, 0.0f},
-                      Case{39, 7, 1, 60, -15.0f}, Case{39, 200, 16, 16, 0.0f},
-                      Case{40, 131, 1, 300, 3.0f}, Case{39, 64, 1, 1, 0.0f}),
-    [](const ::testing::TestParamInfo<Case>& param_info) {
-      const Case& c = param_info.param;
-      return "D" + std::to_string(c.dim) + "_F" + std::to_string(c.frames) + "_G" +
-             std::to_string(c.min_gauss) + "to" + std::to_string(c.max_gauss);
-    });
+INSTANTIATE_TEST_SUITE_P(Shapes, CpuScorerVsReference,
+                         ::testing::Values(Case{1, 1, 1, 1, 0.0f}, Case{1, 65, 1, 9, 5.0f},
+                                           Case{13, 1, 1, 24, 0.0f}, Case{13, 63, 1, 24, -20.0f},
+                                           Case{36, 129, 1, 40, 0.0f}, Case{39, 7, 1, 60, -15.0f},
+                                           Case{39, 200, 16, 16, 0.0f}, Case{40, 131, 1, 300, 3.0f},
+                                           Case{39, 64, 1, 1, 0.0f}),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           const Case& c = param_info.param;
+                           return "D" + std::to_string(c.dim) + "_F" + std::to_string(c.frames) +
+                                  "_G" + std::to_string(c.min_gauss) + "to" +
+                                  std::to_string(c.max_gauss);
+                         });
 
 TEST(CpuScorer, ExtremeButValidValues) {
   // Tiny and huge variances, means far from zero, a frame far from every Gaussian: scores from

@@ -55,7 +55,7 @@ TEST(CommandLine, ConvertInfoAndScoreThroughEachFormat) {
   EXPECT_NE(info.find("677 total, 1 min, 53 max"), std::string::npos) << info;
   EXPECT_NE(info.find("file format:      htk"), std::string::npos) << info;
   ASSERT_EQ(RunCli("score --quiet --model " + dir.file("m.mmf") + " --feats ark:" +
-                DataPath("kaldi-mono/feats.ark") + " --out ark:" + dir.file("s.ark")),
+                   DataPath("kaldi-mono/feats.ark") + " --out ark:" + dir.file("s.ark")),
             0);
   const auto ours = ReadTable("ark:" + dir.file("s.ark"));
   const auto kaldi = ReadTable("ark:" + DataPath("kaldi-mono/loglikes.ark"));
@@ -69,8 +69,8 @@ TEST(CommandLine, FusionOfTwoCopiesWithLogAddIsTheModelItself) {
   TempDir dir;
   const std::string mdl = DataPath("kaldi-mono/final.mdl");
   ASSERT_EQ(RunCli("score --quiet --model " + mdl + " --model " + mdl +
-                " --fusion log-add --weights 0.5,0.5 --feats ark:" +
-                DataPath("kaldi-mono/feats.ark") + " --out ark:" + dir.file("f.ark")),
+                   " --fusion log-add --weights 0.5,0.5 --feats ark:" +
+                   DataPath("kaldi-mono/feats.ark") + " --out ark:" + dir.file("f.ark")),
             0);
   const auto fused = ReadTable("ark:" + dir.file("f.ark"));
   const auto kaldi = ReadTable("ark:" + DataPath("kaldi-mono/loglikes.ark"));
@@ -87,16 +87,16 @@ TEST(CommandLine, ClearErrorsForBadInput) {
     auto writer = MatrixTableWriter::Open("ark:" + dir.file("f13.ark"));
     ASSERT_TRUE((*writer)->Write("utt13", Matrix(5, 13)).ok());
   }
-  EXPECT_EQ(RunCli("score --model " + mdl + " --feats ark:" + dir.file("f13.ark") + " --out ark:" +
-                    dir.file("o.ark"),
-                dir.file("err.txt")),
+  EXPECT_EQ(RunCli("score --model " + mdl + " --feats ark:" + dir.file("f13.ark") +
+                       " --out ark:" + dir.file("o.ark"),
+                   dir.file("err.txt")),
             1);
   const std::string err = testing::ReadFile(dir.file("err.txt"));
   EXPECT_NE(err.find("utterance utt13: features have dimension 13, the model 39"),
             std::string::npos)
       << err;
   EXPECT_EQ(RunCli("score --model " + dir.file("missing.mdl") + " --feats ark:x --out ark:y",
-                dir.file("err2.txt")),
+                   dir.file("err2.txt")),
             1);
   EXPECT_NE(testing::ReadFile(dir.file("err2.txt")).find("missing.mdl: cannot open"),
             std::string::npos);

@@ -119,9 +119,9 @@ std::string ReplaceNth(std::string text, const std::string& anchor, const std::s
 TEST(KaldiModel, MalformedFiles) {
   const std::string bin = ReadFile(DataPath("kaldi-mono/final.mdl"));
   const std::string text = ReadFile(DataPath("kaldi-mono/final.txt.mdl"));
-  ExpectError(bin.substr(0, 100000), "byte");             // truncated binary
+  ExpectError(bin.substr(0, 100000), "byte");  // truncated binary
   ExpectError(bin.substr(0, 100000), "ends inside");
-  ExpectError(text.substr(0, text.size() / 2), "byte");   // truncated text
+  ExpectError(text.substr(0, text.size() / 2), "byte");  // truncated text
   ExpectError(ReplaceNth(text, "<Triples>", "<Triples>", "<Trimples>"), "expected <Triples>");
   // The first Gaussian's inverse variances of pdf 0: NaN, zero and negative.
   const std::string inv = "<INV_VARS>  [\n  ";
@@ -140,9 +140,10 @@ TEST(KaldiModel, MalformedFiles) {
   unnormalised.replace(w, 10, "0.54859912");
   ExpectError(negative, "state 0, Gaussian 0: weight -1 is not >= 0");
   ExpectError(unnormalised, "state 0: weights sum to 1.5");
-  ExpectError("<TransitionModel> <Topology> </Topology> <Triples> 0 </Triples> <LogProbs> [ 0 ] "
-              "</LogProbs> </TransitionModel> ",
-              "topology has no entries");
+  ExpectError(
+      "<TransitionModel> <Topology> </Topology> <Triples> 0 </Triples> <LogProbs> [ 0 ] "
+      "</LogProbs> </TransitionModel> ",
+      "topology has no entries");
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ namespace {
 using testing::DataPath;
 using testing::ReadTable;
 
-constexpr double kVsKaldi = 5e-3;      // Kaldi's float32 is itself ~2e-3 from exact
+constexpr double kVsKaldi = 5e-3;  // Kaldi's float32 is itself ~2e-3 from exact
 constexpr double kVsReference = 1e-3;
 
 TEST(KaldiScoring, FastPathMatchesKaldiAndTheReference) {
@@ -63,7 +63,8 @@ TEST(KaldiScoring, TextAndBinaryFeatureArchivesAgree) {
     const Matrix& t = text.at(key);
     ASSERT_EQ(m.rows, t.rows);
     ASSERT_EQ(m.cols, t.cols);
-    for (size_t i = 0; i < m.data.size(); ++i) ASSERT_NEAR(m.data[i], t.data[i], 1e-5 * std::abs(m.data[i]) + 1e-5);
+    for (size_t i = 0; i < m.data.size(); ++i)
+      ASSERT_NEAR(m.data[i], t.data[i], 1e-5 * std::abs(m.data[i]) + 1e-5);
   }
 }
 
@@ -73,8 +74,9 @@ TEST(KaldiScoring, CommandLineScoreReproducesKaldi) {
   for (const char* model_file : {"final.mdl", "final.txt.mdl"}) {
     const std::string out = dir.file(std::string(model_file) + ".scores.ark");
     const std::string cmd = std::string(GMMSCORE_CLI) + " score --quiet --model " +
-                            DataPath(std::string("kaldi-mono/") + model_file) + " --feats ark:" +
-                            DataPath("kaldi-mono/feats.ark") + " --out ark:" + out;
+                            DataPath(std::string("kaldi-mono/") + model_file) +
+                            " --feats ark:" + DataPath("kaldi-mono/feats.ark") +
+                            " --out ark:" + out;
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     const auto ours = ReadTable("ark:" + out);
     const auto kaldi = ReadTable("ark:" + DataPath("kaldi-mono/loglikes.ark"));

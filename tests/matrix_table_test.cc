@@ -36,9 +36,8 @@ TEST(MatrixTable, BinaryTextAndScriptRoundTrips) {
   TempDir dir;
   const Matrix a = testing::RandomFeatures(7, 5, 0.0f, 100.0f, 1);
   const Matrix b = testing::RandomFeatures(1, 5, -3.0f, 1e-3f, 2);
-  for (const std::string& wspec :
-       {"ark:" + dir.file("t.ark"), "ark,t:" + dir.file("t.txt"),
-        "ark,scp:" + dir.file("s.ark") + "," + dir.file("s.scp")}) {
+  for (const std::string& wspec : {"ark:" + dir.file("t.ark"), "ark,t:" + dir.file("t.txt"),
+                                   "ark,scp:" + dir.file("s.ark") + "," + dir.file("s.scp")}) {
     auto writer = MatrixTableWriter::Open(wspec);
     ASSERT_TRUE(writer.ok()) << writer.status();
     ASSERT_TRUE((*writer)->Write("utt-a", a).ok());
@@ -46,7 +45,7 @@ TEST(MatrixTable, BinaryTextAndScriptRoundTrips) {
     ASSERT_TRUE((*writer)->Close().ok());
   }
   for (const std::string& rspec : {"ark:" + dir.file("t.ark"), "ark:" + dir.file("t.txt"),
-                                  "scp:" + dir.file("s.scp"), "ark:" + dir.file("s.ark")}) {
+                                   "scp:" + dir.file("s.scp"), "ark:" + dir.file("s.ark")}) {
     const auto table = ReadTable(rspec);
     ASSERT_EQ(table.size(), 2u) << rspec;
     EXPECT_EQ(table.at("utt-a"), a) << rspec;  // text uses shortest round-trip floats: exact
@@ -64,7 +63,8 @@ TEST(MatrixTable, ReadsKaldiCompressedMatrices) {
   bytes.append(reinterpret_cast<const char*>(&range), 4);
   bytes.append(reinterpret_cast<const char*>(&rows), 4);
   bytes.append(reinterpret_cast<const char*>(&cols), 4);
-  for (const uint16_t code : std::vector<uint16_t>{0, 1, 2, 10, 20, 65534}) bytes.append(reinterpret_cast<const char*>(&code), 2);
+  for (const uint16_t code : std::vector<uint16_t>{0, 1, 2, 10, 20, 65534})
+    bytes.append(reinterpret_cast<const char*>(&code), 2);
   TempDir dir;
   testing::WriteFile(dir.file("c.ark"), bytes);
   const auto table = ReadTable("ark:" + dir.file("c.ark"));

@@ -94,7 +94,8 @@ absl::Status CpuScorer::Score(const Matrix& feats, Matrix* out) const {
       const int32_t frames_here = std::min(kFrameBlock, feats.rows - first_frame);
       for (int32_t f = 0; f < frames_here; ++f) {
         float* row = out->row(first_frame + f) + tile.first_state;
-        for (int32_t s = 0; s < tile.num_states; ++s) row[s] = state_scores[size_t(s) * kFrameBlock + f];
+        for (int32_t s = 0; s < tile.num_states; ++s)
+          row[s] = state_scores[size_t(s) * kFrameBlock + f];
       }
     }
   }

@@ -23,7 +23,8 @@ CpuPackedModel::CpuPackedModel(const GmmModel& model)
     const auto mean = model.mean(g);
     for (int32_t d = 0; d < dim; ++d) sum[d] += mean[d];
   }
-  for (int32_t d = 0; d < dim; ++d) shift_[d] = static_cast<float>(sum[d] / double(model.num_gauss()));
+  for (int32_t d = 0; d < dim; ++d)
+    shift_[d] = static_cast<float>(sum[d] / double(model.num_gauss()));
 
   // Tiles: consecutive whole states, about kTileGauss Gaussians each.
   int64_t packed = 0;

@@ -17,9 +17,9 @@
 
 namespace gmmscore {
 
-inline constexpr int32_t kGaussGroup = 4;    // Gaussians scored together (register blocking)
-inline constexpr int32_t kFrameBlock = 64;   // frames scored together (SIMD lanes x unroll)
-inline constexpr int32_t kTileGauss = 128;   // target Gaussians per tile
+inline constexpr int32_t kGaussGroup = 4;   // Gaussians scored together (register blocking)
+inline constexpr int32_t kFrameBlock = 64;  // frames scored together (SIMD lanes x unroll)
+inline constexpr int32_t kTileGauss = 128;  // target Gaussians per tile
 
 struct CpuTile {
   int32_t first_state = 0;

@@ -46,8 +46,8 @@ std::vector<double> ReferenceScores(const GmmModel& model, const Matrix& feats) 
 
 absl::Status ReferenceScorer::Score(const Matrix& feats, Matrix* out) const {
   if (feats.cols != model_.dim()) {
-    return absl::InvalidArgumentError(absl::StrCat("features have dimension ", feats.cols,
-                                                   ", the model ", model_.dim()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("features have dimension ", feats.cols, ", the model ", model_.dim()));
   }
   const std::vector<double> scores = ReferenceScores(model_, feats);
   out->Resize(feats.rows, model_.num_states());

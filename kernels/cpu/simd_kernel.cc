@@ -5,11 +5,14 @@
 
 #include "kernels/cpu/packed_model.h"
 
+// Highway re-includes this file once per SIMD target: foreach_target.h must come first.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/simd_kernel.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace gmmscore {
@@ -35,14 +38,14 @@ HWY_INLINE void GroupChunk(D d, const TileBlockJob& job, const float* HWY_RESTRI
     const float* HWY_RESTRICT xs = x + kFrameBlock;
     const V y0 = hn::Load(d, xs), y1 = hn::Load(d, xs + L), y2 = hn::Load(d, xs + 2 * L),
             y3 = hn::Load(d, xs + 3 * L);
-#define GMM_GAUSS_ROW(j)                                                              \
-  {                                                                                   \
-    const V u = hn::Set(d, p[j]);                                                     \
-    const V v = hn::Set(d, p[kGaussGroup + j]);                                       \
-    a##j##0 = hn::MulAdd(y0, v, hn::MulAdd(x0, u, a##j##0));                          \
-    a##j##1 = hn::MulAdd(y1, v, hn::MulAdd(x1, u, a##j##1));                          \
-    a##j##2 = hn::MulAdd(y2, v, hn::MulAdd(x2, u, a##j##2));                          \
-    a##j##3 = hn::MulAdd(y3, v, hn::MulAdd(x3, u, a##j##3));                          \
+#define GMM_GAUSS_ROW(j)                                     \
+  {                                                          \
+    const V u = hn::Set(d, p[j]);                            \
+    const V v = hn::Set(d, p[kGaussGroup + j]);              \
+    a##j##0 = hn::MulAdd(y0, v, hn::MulAdd(x0, u, a##j##0)); \
+    a##j##1 = hn::MulAdd(y1, v, hn::MulAdd(x1, u, a##j##1)); \
+    a##j##2 = hn::MulAdd(y2, v, hn::MulAdd(x2, u, a##j##2)); \
+    a##j##3 = hn::MulAdd(y3, v, hn::MulAdd(x3, u, a##j##3)); \
   }
     GMM_GAUSS_ROW(0)
     GMM_GAUSS_ROW(1)
@@ -50,14 +53,14 @@ HWY_INLINE void GroupChunk(D d, const TileBlockJob& job, const float* HWY_RESTRI
     GMM_GAUSS_ROW(3)
 #undef GMM_GAUSS_ROW
   }
-#define GMM_STORE_ROW(j)                                                   \
-  {                                                                        \
-    const V kj = hn::Set(d, k[j]);                                         \
-    float* HWY_RESTRICT row = out + j * kFrameBlock + f0;                  \
-    hn::Store(hn::Add(a##j##0, kj), d, row);                               \
-    hn::Store(hn::Add(a##j##1, kj), d, row + L);                           \
-    hn::Store(hn::Add(a##j##2, kj), d, row + 2 * L);                       \
-    hn::Store(hn::Add(a##j##3, kj), d, row + 3 * L);                       \
+#define GMM_STORE_ROW(j)                                  \
+  {                                                       \
+    const V kj = hn::Set(d, k[j]);                        \
+    float* HWY_RESTRICT row = out + j * kFrameBlock + f0; \
+    hn::Store(hn::Add(a##j##0, kj), d, row);              \
+    hn::Store(hn::Add(a##j##1, kj), d, row + L);          \
+    hn::Store(hn::Add(a##j##2, kj), d, row + 2 * L);      \
+    hn::Store(hn::Add(a##j##3, kj), d, row + 3 * L);      \
   }
   GMM_STORE_ROW(0)
   GMM_STORE_ROW(1)
@@ -77,7 +80,8 @@ HWY_INLINE void LogAddStates(D d, const TileBlockJob& job) {
     float* HWY_RESTRICT out = job.state_scores + size_t(s) * kFrameBlock;
     for (size_t f = 0; f < kFrameBlock; f += L) {
       V best = hn::Load(d, first + f);
-      for (uint32_t r = 1; r < rows; ++r) best = hn::Max(best, hn::Load(d, first + r * kFrameBlock + f));
+      for (uint32_t r = 1; r < rows; ++r)
+        best = hn::Max(best, hn::Load(d, first + r * kFrameBlock + f));
       V sum = hn::Zero(d);
       for (uint32_t r = 0; r < rows; ++r) {
         sum = hn::Add(sum, hn::Exp(d, hn::Sub(hn::Load(d, first + r * kFrameBlock + f), best)));
@@ -109,7 +113,8 @@ void LogAddRowsImpl(const float* HWY_RESTRICT rows, int32_t num_rows, size_t str
   size_t f = 0;
   for (; f + L <= size_t(num_frames); f += L) {
     V best = hn::LoadU(d, rows + f);
-    for (int32_t r = 1; r < num_rows; ++r) best = hn::Max(best, hn::LoadU(d, rows + r * stride + f));
+    for (int32_t r = 1; r < num_rows; ++r)
+      best = hn::Max(best, hn::LoadU(d, rows + r * stride + f));
     V sum = hn::Zero(d);
     for (int32_t r = 0; r < num_rows; ++r) {
       sum = hn::Add(sum, hn::Exp(d, hn::Sub(hn::LoadU(d, rows + r * stride + f), best)));

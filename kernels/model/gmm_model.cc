@@ -41,8 +41,8 @@ absl::Status CheckShape(const GmmModelSpec& spec) {
     return absl::InvalidArgumentError("state names do not match the number of states");
   }
   if (!(spec.variance_floor >= 0.0f) || !std::isfinite(spec.variance_floor)) {
-    return absl::InvalidArgumentError(absl::StrCat("variance floor ", spec.variance_floor,
-                                                   " is not a finite number >= 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("variance floor ", spec.variance_floor, " is not a finite number >= 0"));
   }
   return absl::OkStatus();
 }
@@ -81,8 +81,8 @@ absl::StatusOr<GmmModel> GmmModel::Create(GmmModelSpec spec) {
       }
     }
     if (std::abs(weight_sum - 1.0) > kWeightSumTolerance) {
-      return absl::InvalidArgumentError(absl::StrCat(StateLabel(spec, s), ": weights sum to ",
-                                                     weight_sum, ", not 1"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(StateLabel(spec, s), ": weights sum to ", weight_sum, ", not 1"));
     }
   }
 

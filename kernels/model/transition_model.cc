@@ -24,7 +24,8 @@ absl::Status CheckTopology(const HmmTopology& topo) {
   }
   for (size_t e = 0; e < topo.entries.size(); ++e) {
     const auto& entry = topo.entries[e];
-    if (entry.empty()) return absl::InvalidArgumentError(absl::StrCat("topology entry ", e, " is empty"));
+    if (entry.empty())
+      return absl::InvalidArgumentError(absl::StrCat("topology entry ", e, " is empty"));
     const int32_t num_states = static_cast<int32_t>(entry.size());
     for (int32_t s = 0; s < num_states; ++s) {
       for (const auto& [dst, prob] : entry[s].transitions) {
@@ -77,8 +78,7 @@ absl::StatusOr<TransitionModel> TransitionModel::Create(HmmTopology topology,
                                                      "'s topology"));
     }
     if (t.forward_pdf < 0 || t.self_loop_pdf < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("transition-state ", ts, ": negative pdf-id"));
+      return absl::InvalidArgumentError(absl::StrCat("transition-state ", ts, ": negative pdf-id"));
     }
     tm.num_pdfs_ = std::max({tm.num_pdfs_, t.forward_pdf + 1, t.self_loop_pdf + 1});
     next_id += static_cast<int32_t>(entry[t.hmm_state].transitions.size());
@@ -87,7 +87,8 @@ absl::StatusOr<TransitionModel> TransitionModel::Create(HmmTopology topology,
   if (static_cast<int32_t>(tm.log_probs_.size()) != num_ids + 1) {
     return absl::InvalidArgumentError(absl::StrCat("expected ", num_ids + 1,
                                                    " transition log-probabilities (transition-ids "
-                                                   "1..", num_ids, " and an unused 0), got ",
+                                                   "1..",
+                                                   num_ids, " and an unused 0), got ",
                                                    tm.log_probs_.size()));
   }
   for (int32_t tid = 1; tid <= num_ids; ++tid) {

@@ -26,8 +26,8 @@ struct HmmState {
 
 // One topology entry per group of phones; the last state of each entry is the final state.
 struct HmmTopology {
-  std::vector<int32_t> phones;                   // sorted, unique, all > 0
-  std::vector<int32_t> phone_to_entry;           // indexed by phone, -1 where unused
+  std::vector<int32_t> phones;          // sorted, unique, all > 0
+  std::vector<int32_t> phone_to_entry;  // indexed by phone, -1 where unused
   std::vector<std::vector<HmmState>> entries;
 
   const std::vector<HmmState>& TopologyForPhone(int32_t phone) const {

@@ -7,8 +7,8 @@
 #define GMM_STATUS_CONCAT_INNER(a, b) a##b
 #define GMM_STATUS_CONCAT(a, b) GMM_STATUS_CONCAT_INNER(a, b)
 
-#define GMM_RETURN_IF_ERROR(expr)                  \
-  do {                                             \
+#define GMM_RETURN_IF_ERROR(expr)                                                 \
+  do {                                                                            \
     if (absl::Status gmm_status_ = (expr); !gmm_status_.ok()) return gmm_status_; \
   } while (0)
 
