@@ -69,24 +69,29 @@ HWY_INLINE void GroupChunk(D d, const TileBlockJob& job, const float* HWY_RESTRI
 #undef GMM_STORE_ROW
 }
 
-// log sum exp over each state's rows of Gaussian scores, per frame lane.
+// log sum_r exp(rows[r * stride]) per lane, for the lanes starting at `first`: max first, so
+// every exp argument is <= 0 and the sum is >= 1.
+template <class D>
+HWY_INLINE hn::Vec<D> LogSumExpRows(D d, const float* HWY_RESTRICT first, size_t num_rows,
+                                    size_t stride) {
+  auto best = hn::LoadU(d, first);
+  for (size_t r = 1; r < num_rows; ++r) best = hn::Max(best, hn::LoadU(d, first + r * stride));
+  auto sum = hn::Zero(d);
+  for (size_t r = 0; r < num_rows; ++r) {
+    sum = hn::Add(sum, hn::Exp(d, hn::Sub(hn::LoadU(d, first + r * stride), best)));
+  }
+  return hn::Add(best, hn::Log(d, sum));
+}
+
+// The per-state log-add over the tile's Gaussian scores, per frame lane.
 template <class D>
 HWY_INLINE void LogAddStates(D d, const TileBlockJob& job) {
-  using V = hn::Vec<D>;
-  const size_t L = hn::Lanes(d);
   for (int32_t s = 0; s < job.num_states; ++s) {
-    const float* HWY_RESTRICT first = job.gauss_scores + size_t(job.state_begin[s]) * kFrameBlock;
-    const uint32_t rows = job.state_begin[s + 1] - job.state_begin[s];
-    float* HWY_RESTRICT out = job.state_scores + size_t(s) * kFrameBlock;
-    for (size_t f = 0; f < kFrameBlock; f += L) {
-      V best = hn::Load(d, first + f);
-      for (uint32_t r = 1; r < rows; ++r)
-        best = hn::Max(best, hn::Load(d, first + r * kFrameBlock + f));
-      V sum = hn::Zero(d);
-      for (uint32_t r = 0; r < rows; ++r) {
-        sum = hn::Add(sum, hn::Exp(d, hn::Sub(hn::Load(d, first + r * kFrameBlock + f), best)));
-      }
-      hn::Store(hn::Add(best, hn::Log(d, sum)), d, out + f);
+    const float* first = job.gauss_scores + size_t(job.state_begin[s]) * kFrameBlock;
+    const size_t rows = job.state_begin[s + 1] - job.state_begin[s];
+    float* out = job.state_scores + size_t(s) * kFrameBlock;
+    for (size_t f = 0; f < kFrameBlock; f += hn::Lanes(d)) {
+      hn::Store(LogSumExpRows(d, first + f, rows, kFrameBlock), d, out + f);
     }
   }
 }
@@ -108,18 +113,10 @@ void ScoreTileBlockImpl(const TileBlockJob& job) {
 void LogAddRowsImpl(const float* HWY_RESTRICT rows, int32_t num_rows, size_t stride,
                     int32_t num_frames, float* HWY_RESTRICT out) {
   const hn::ScalableTag<float> d;
-  using V = hn::Vec<decltype(d)>;
   const size_t L = hn::Lanes(d);
   size_t f = 0;
   for (; f + L <= size_t(num_frames); f += L) {
-    V best = hn::LoadU(d, rows + f);
-    for (int32_t r = 1; r < num_rows; ++r)
-      best = hn::Max(best, hn::LoadU(d, rows + r * stride + f));
-    V sum = hn::Zero(d);
-    for (int32_t r = 0; r < num_rows; ++r) {
-      sum = hn::Add(sum, hn::Exp(d, hn::Sub(hn::LoadU(d, rows + r * stride + f), best)));
-    }
-    hn::StoreU(hn::Add(best, hn::Log(d, sum)), d, out + f);
+    hn::StoreU(LogSumExpRows(d, rows + f, size_t(num_rows), stride), d, out + f);
   }
   for (; f < size_t(num_frames); ++f) {  // tail, scalar
     float best = rows[f];
