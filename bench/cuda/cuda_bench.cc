@@ -1,0 +1,228 @@
+// cuda_bench: the fused SIMT scorer against the cuBLAS two-kernel peer, in one run on one device
+// (DESIGN.md, "Numbers that matter"; the cases of paper gmm-scoring-on-gpu.md, section 5).
+//
+// For each model size, window and path it prints the median time per window with the host-device
+// copies (CUDA events around H2D, kernels and D2H between pinned buffers), the median of the
+// kernels alone, Gaussian-frames per second of both, the real-time factor at 100 frames/s, and
+// the largest absolute error against the float64 reference on the first frames of a window. The
+// measured float32 FMA rate gives each case's ceiling. Every iteration scores another of
+// kInputSets random windows (never zeros), so no run reuses the last one's inputs.
+//
+// Usage: cuda_bench            (takes about a minute, most of it building the models on the host)
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bench/cuda/cublas_two_kernel.h"
+#include "bench/cuda/device_ceilings.h"
+#include "bench/cuda/event_timing.h"
+#include "kernels/cpu/reference_scorer.h"
+#include "kernels/cuda/cuda_scorer.h"
+#include "tests/random_model.h"
+
+namespace gmmscore {
+namespace {
+
+constexpr int kInputSets = 8;
+constexpr int kWarmup = 3;
+constexpr int kIterations = 50;
+constexpr int32_t kErrorFrames = 4;  // frames checked against the float64 reference
+constexpr double kFramesPerSecond = 100.0;
+
+struct Case {
+  const char* label;
+  int32_t states;
+  int32_t gauss;
+  int32_t dim;
+  std::vector<int32_t> windows;
+};
+
+struct Row {
+  std::string label;
+  std::string model;
+  int32_t window = 0;
+  std::string path;
+  double ms = 0.0;
+  double kernel_ms = 0.0;
+  double gauss_frames = 0.0;  // per window
+  double ceiling = 0.0;       // Gaussian-frames/s at the measured FMA rate
+  double error = 0.0;
+};
+
+double MaxAbsError(const float* scores, const std::vector<double>& ref) {
+  double worst = 0.0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double error = std::abs(double(scores[i]) - ref[i]);
+    worst = std::isnan(error) ? INFINITY : std::max(worst, error);
+  }
+  return worst;
+}
+
+// The windows of one size: pinned for the copies-included runs, on the device for kernel-only.
+struct Inputs {
+  std::vector<PinnedArray<float>> host;
+  std::vector<DeviceArray<float>> device;
+  PinnedArray<float> host_out;
+  DeviceArray<float> device_out;
+  std::vector<double> reference;  // the first kErrorFrames frames of window 0
+};
+
+absl::StatusOr<Inputs> MakeInputs(const GmmModel& model, int32_t window, uint32_t seed) {
+  Inputs inputs;
+  const size_t floats = size_t(window) * model.dim();
+  for (int i = 0; i < kInputSets; ++i) {
+    const Matrix feats = testing::RandomFeatures(window, model.dim(), 0.0f, 2.5f, seed + i);
+    GMM_ASSIGN_OR_RETURN(PinnedArray<float> host, PinnedArray<float>::Allocate(floats));
+    std::memcpy(host.get(), feats.data.data(), floats * sizeof(float));
+    GMM_ASSIGN_OR_RETURN(DeviceArray<float> device, UploadToDevice(feats.data));
+    inputs.host.push_back(std::move(host));
+    inputs.device.push_back(std::move(device));
+    if (i == 0) {
+      Matrix first(std::min(window, kErrorFrames), model.dim());
+      std::copy_n(feats.data.begin(), first.data.size(), first.data.begin());
+      inputs.reference = ReferenceScores(model, first);
+    }
+  }
+  const size_t out_floats = size_t(window) * model.num_states();
+  GMM_ASSIGN_OR_RETURN(inputs.host_out, PinnedArray<float>::Allocate(out_floats));
+  GMM_ASSIGN_OR_RETURN(inputs.device_out, DeviceArray<float>::Allocate(out_floats));
+  return inputs;
+}
+
+// Times one path on one window size: enqueue_host(i) with copies, enqueue_device(i) without.
+absl::StatusOr<Row> Measure(cudaStream_t stream, Inputs& inputs,
+                            const std::function<absl::Status(int)>& enqueue_host,
+                            const std::function<absl::Status(int)>& enqueue_device) {
+  Row row;
+  GMM_ASSIGN_OR_RETURN(row.ms, MedianMilliseconds(stream, kWarmup, kIterations, enqueue_host));
+  GMM_ASSIGN_OR_RETURN(row.kernel_ms,
+                       MedianMilliseconds(stream, kWarmup, kIterations, enqueue_device));
+  std::fill_n(inputs.host_out.get(), inputs.host_out.size(), NAN);
+  GMM_RETURN_IF_ERROR(enqueue_host(0));
+  GMM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  row.error = MaxAbsError(inputs.host_out.get(), inputs.reference);
+  return row;
+}
+
+absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<Row>* rows) {
+  testing::RandomModelOptions o;
+  o.num_states = c.states;
+  o.dim = c.dim;
+  o.min_gauss = o.max_gauss = c.gauss;
+  const GmmModel model = testing::RandomModel(o, 2026u + c.gauss);
+  const int32_t max_window = *std::max_element(c.windows.begin(), c.windows.end());
+  CudaScorerOptions options;
+  options.max_frames = max_window;
+  GMM_ASSIGN_OR_RETURN(auto simt, CudaScorer::Create(model, options));
+  GMM_ASSIGN_OR_RETURN(auto cublas, CublasTwoKernel::Create(model, max_window));
+  std::printf(
+      "case (%s): %d states x %d Gaussians x %d dims; device memory: SIMT %.1f MB, "
+      "cuBLAS two-kernel %.1f MB\n",
+      c.label, c.states, c.gauss, c.dim, 1e-6 * double(simt->device_bytes()),
+      1e-6 * double(cublas->device_bytes()));
+  for (int32_t window : c.windows) {
+    GMM_ASSIGN_OR_RETURN(Inputs inputs, MakeInputs(model, window, 7u * window));
+    const SimtModelView view = simt->packed().view();
+    const int32_t groups = view.num_groups;
+    GMM_ASSIGN_OR_RETURN(Row simt_row, Measure(
+                                           simt->stream(), inputs,
+                                           [&](int i) {
+                                             return simt->Enqueue(inputs.host[i % kInputSets].get(),
+                                                                  window, inputs.host_out.get());
+                                           },
+                                           [&](int i) {
+                                             return simt->kernel().Launch(
+                                                 view, inputs.device[i % kInputSets].get(), window,
+                                                 inputs.device_out.get(), simt->stream());
+                                           }));
+    simt_row.path = "SIMT fused " + simt->kernel().VariantName(window, groups);
+    GMM_ASSIGN_OR_RETURN(Row cublas_row,
+                         Measure(
+                             cublas->stream(), inputs,
+                             [&](int i) {
+                               return cublas->Enqueue(inputs.host[i % kInputSets].get(), window,
+                                                      inputs.host_out.get());
+                             },
+                             [&](int i) {
+                               return cublas->EnqueueDevice(inputs.device[i % kInputSets].get(),
+                                                            window, inputs.device_out.get());
+                             }));
+    cublas_row.path = "cuBLAS SGEMM + log-add";
+    for (Row* row : {&simt_row, &cublas_row}) {
+      row->label = c.label;
+      row->model = absl::StrCat(c.states, "x", c.gauss, "x", c.dim);
+      row->window = window;
+      row->gauss_frames = double(model.num_gauss()) * window;
+      row->ceiling = ceilings.fma_per_second / (2.0 * c.dim);
+      rows->push_back(*row);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void PrintTable(const std::vector<Row>& rows) {
+  std::printf(
+      "\n| case | states x gauss x dim | window | path | ms/window (copies incl.) | kernel ms | "
+      "Gauss-frames/s | kernel Gauss-frames/s | kernel / FP32 ceiling | RTF | max abs err |\n"
+      "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Row& r : rows) {
+    const double rate = r.gauss_frames / (1e-3 * r.ms);
+    const double kernel_rate = r.gauss_frames / (1e-3 * r.kernel_ms);
+    const double rtf = 1e-3 * r.ms / (r.window / kFramesPerSecond);
+    std::printf("| (%s) | %s | %d | %s | %.4f | %.4f | %.3g | %.3g | %.0f%% | %.2e | %.1e |\n",
+                r.label.c_str(), r.model.c_str(), r.window, r.path.c_str(), r.ms, r.kernel_ms, rate,
+                kernel_rate, 100.0 * kernel_rate / r.ceiling, rtf, r.error);
+  }
+}
+
+absl::Status Run() {
+  GMM_CUDA_RETURN_IF_ERROR(cudaSetDevice(0));
+  cudaDeviceProp prop;
+  GMM_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, 0));
+  int clock_khz = 0;
+  GMM_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  int runtime = 0;
+  int driver = 0;
+  GMM_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&runtime));
+  GMM_CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&driver));
+  std::printf(
+      "device: %s, %d multiprocessors, %.0f MHz peak clock, %.1f GiB; CUDA runtime %d, "
+      "driver %d\n",
+      prop.name, prop.multiProcessorCount, 1e-3 * clock_khz,
+      double(prop.totalGlobalMem) / (1 << 30), runtime, driver);
+  cudaStream_t stream = nullptr;
+  GMM_CUDA_RETURN_IF_ERROR(cudaStreamCreate(&stream));
+  const absl::StatusOr<DeviceCeilings> ceilings = MeasureDeviceCeilings(stream);
+  (void)cudaStreamDestroy(stream);
+  GMM_RETURN_IF_ERROR(ceilings.status());
+  std::printf("measured: float32 FMA %.3g /s; device copy %.3g B/s (read + write)\n",
+              ceilings->fma_per_second, ceilings->copy_bytes_per_second);
+
+  const std::vector<Case> cases = {
+      {"a", 5000, 256, 36, {256}}, {"b", 5000, 16, 36, {8, 32, 256}}, {"c", 5000, 32, 39, {512}}};
+  std::vector<Row> rows;
+  for (const Case& c : cases) GMM_RETURN_IF_ERROR(RunCase(c, *ceilings, &rows));
+  PrintTable(rows);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace gmmscore
+
+int main() {
+  const absl::Status status = gmmscore::Run();
+  if (!status.ok()) {
+    std::fprintf(stderr, "cuda_bench: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

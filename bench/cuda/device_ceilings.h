@@ -1,0 +1,18 @@
+// The two ceilings the kernels are judged against, measured on the device at hand rather than
+// taken from a datasheet: the float32 FMA rate and the device-memory copy bandwidth.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "absl/status/statusor.h"
+
+namespace gmmscore {
+
+struct DeviceCeilings {
+  double fma_per_second = 0.0;         // float32 fused multiply-adds, all multiprocessors
+  double copy_bytes_per_second = 0.0;  // device-to-device copy, bytes read plus bytes written
+};
+
+absl::StatusOr<DeviceCeilings> MeasureDeviceCeilings(cudaStream_t stream);
+
+}  // namespace gmmscore

@@ -1,0 +1,137 @@
+#include "kernels/cuda/cuda_packed_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+
+namespace gmmscore {
+namespace {
+
+constexpr int64_t kMaxGridY = 65535;  // groups are the grid's y dimension
+
+template <typename T>
+int64_t VectorBytes(const std::vector<T>& v) {
+  return static_cast<int64_t>(v.size() * sizeof(T));
+}
+
+// Per-dimension mean of all Gaussian means.
+std::vector<float> MeanOfMeans(const GmmModel& model) {
+  std::vector<double> sum(model.dim(), 0.0);
+  for (int64_t g = 0; g < model.num_gauss(); ++g) {
+    const auto mean = model.mean(g);
+    for (int32_t d = 0; d < model.dim(); ++d) sum[d] += mean[d];
+  }
+  std::vector<float> shift(model.dim());
+  for (int32_t d = 0; d < model.dim(); ++d) {
+    shift[d] = static_cast<float>(sum[d] / double(model.num_gauss()));
+  }
+  return shift;
+}
+
+}  // namespace
+
+int64_t CudaModelLayout::device_bytes() const {
+  return VectorBytes(shift) + VectorBytes(group_first_pair) + VectorBytes(slot_state) +
+         VectorBytes(params) + VectorBytes(gconst);
+}
+
+absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
+  CudaModelLayout layout;
+  const int32_t dim = model.dim();
+  layout.dim = dim;
+  layout.chunks = (dim + 3) / 4;
+  layout.num_states = model.num_states();
+  layout.num_groups = (layout.num_states + kGroupStates - 1) / kGroupStates;
+  layout.num_gauss = model.num_gauss();
+  if (layout.num_groups > kMaxGridY) {
+    return absl::InvalidArgumentError(absl::StrCat("the CUDA backend takes at most ",
+                                                   kMaxGridY * kGroupStates,
+                                                   " states, the model has ", layout.num_states));
+  }
+  layout.shift = MeanOfMeans(model);
+
+  // Sorting by count makes the padding of a group to its largest state small.
+  std::vector<int32_t> order(layout.num_states);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&model](int32_t a, int32_t b) {
+    return model.num_gauss_in(a) > model.num_gauss_in(b);
+  });
+  layout.slot_state.assign(size_t(layout.num_groups) * kGroupStates, -1);
+  std::copy(order.begin(), order.end(), layout.slot_state.begin());
+
+  layout.group_first_pair.assign(layout.num_groups + 1, 0);
+  int64_t pairs = 0;
+  for (int32_t g = 0; g < layout.num_groups; ++g) {
+    // Descending order: the group's first state has its largest count.
+    pairs += (model.num_gauss_in(layout.slot_state[size_t(g) * kGroupStates]) + 1) / 2;
+    if (pairs > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the model has too many Gaussians for the CUDA backend: ", model.num_gauss()));
+    }
+    layout.group_first_pair[g + 1] = static_cast<int32_t>(pairs);
+  }
+
+  const size_t chunk_floats = size_t(kPairSlots) * kGroupStates * 4;
+  const size_t pair_floats = size_t(layout.chunks) * chunk_floats;
+  layout.params.assign(size_t(pairs) * pair_floats + chunk_floats, 0.0f);
+  layout.gconst.assign(size_t(pairs + 1) * 2 * kGroupStates, kPadGconst);
+
+  const double log2e = std::numbers::log2e;
+  const double half_dim_log_2pi = 0.5 * dim * std::log(2.0 * std::numbers::pi);
+  for (int32_t g = 0; g < layout.num_groups; ++g) {
+    for (int32_t slot = 0; slot < kGroupStates; ++slot) {
+      const int32_t state = layout.slot_state[size_t(g) * kGroupStates + slot];
+      if (state < 0) continue;
+      for (int32_t i = 0; i < model.num_gauss_in(state); ++i) {
+        const int64_t gauss = model.gauss_begin(state) + i;
+        const int64_t pair = layout.group_first_pair[g] + i / 2;
+        const int32_t in_pair = i % 2;
+        const auto mean = model.mean(gauss);
+        const auto var = model.variance(gauss);
+        double k = model.log_weight(gauss) - half_dim_log_2pi;
+        for (int32_t d = 0; d < dim; ++d) {
+          const double m = double(mean[d]) - double(layout.shift[d]);
+          const double v = var[d];
+          k -= 0.5 * (std::log(v) + m * m / v);
+          const size_t word = size_t(pair) * pair_floats + size_t(d / 4) * chunk_floats;
+          const size_t u_at = word + (size_t(in_pair) * kGroupStates + slot) * 4 + d % 4;
+          const size_t v_at = u_at + size_t(2) * kGroupStates * 4;
+          layout.params[u_at] = static_cast<float>(log2e * m / v);
+          layout.params[v_at] = static_cast<float>(log2e * -0.5 / v);
+        }
+        // A zero weight gives K = -inf; the dummy value keeps the log-add free of NaN.
+        layout.gconst[(size_t(pair) * 2 + in_pair) * kGroupStates + slot] =
+            std::isfinite(k) ? static_cast<float>(log2e * k) : kPadGconst;
+      }
+    }
+  }
+  return layout;
+}
+
+absl::StatusOr<CudaPackedModel> CudaPackedModel::Upload(const CudaModelLayout& layout) {
+  CudaPackedModel packed;
+  GMM_ASSIGN_OR_RETURN(packed.params_, UploadToDevice(layout.params));
+  GMM_ASSIGN_OR_RETURN(packed.gconst_, UploadToDevice(layout.gconst));
+  GMM_ASSIGN_OR_RETURN(packed.group_first_pair_, UploadToDevice(layout.group_first_pair));
+  GMM_ASSIGN_OR_RETURN(packed.slot_state_, UploadToDevice(layout.slot_state));
+  GMM_ASSIGN_OR_RETURN(packed.shift_, UploadToDevice(layout.shift));
+  SimtModelView& view = packed.view_;
+  view.params = reinterpret_cast<const float4*>(packed.params_.get());
+  view.gconst = packed.gconst_.get();
+  view.group_first_pair = packed.group_first_pair_.get();
+  view.slot_state = packed.slot_state_.get();
+  view.shift = packed.shift_.get();
+  view.dim = layout.dim;
+  view.chunks = layout.chunks;
+  view.num_states = layout.num_states;
+  view.num_groups = layout.num_groups;
+  packed.num_gauss_ = layout.num_gauss;
+  packed.device_bytes_ = layout.device_bytes();
+  return packed;
+}
+
+}  // namespace gmmscore

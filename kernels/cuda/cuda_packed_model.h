@@ -1,0 +1,76 @@
+// The CUDA backend's layout of a model (paper gmm-scoring-on-gpu.md, sections 4 to 4.1), built
+// once on the host from a GmmModel and uploaded once:
+//
+//  - States are sorted by Gaussian count (descending, stable) and cut into groups of
+//    kGroupStates, one thread block's worth. Every state of a group is padded with dummy Gaussians
+//    (u = v = 0, K = kPadGconst) to the group's largest count, rounded up to a pair; the last
+//    group is filled with dummy states. slot_state maps a group's slots back to the model's states,
+//    so the kernel writes scores in the model's own order.
+//  - A thread scores two Gaussians of its state at a time (a "pair"), so every shared-memory load
+//    of a frame feeds 16 FMAs instead of 8.
+//  - Dimensions are padded to a multiple of 4 and read as float4. The parameters are stored in the
+//    exact order the kernel reads them: params[pair][chunk][u0, u1, v0, v1][slot], each a float4
+//    holding dimensions 4 chunk .. 4 chunk + 3, so the threads of a group read consecutive 16-byte
+//    words. The constants K are apart: gconst[pair][Gaussian of the pair][slot].
+//  - Group g owns pairs [group_first_pair[g], group_first_pair[g + 1]): the offset vector.
+//  - Features and means are shifted by c, the per-dimension mean of all means (x' = x - c,
+//    mu' = mu - c), which keeps the cancellation of the expanded form K + sum x'u + x'^2 v small
+//    (the same shift as CpuPackedModel; see kernels/cpu/packed_model.h).
+//  - u = mu'/var, v = -1/(2 var) and K are scaled by log2(e): the kernel log-adds with the
+//    hardware exp2/log2 instructions and multiplies by ln 2 once on output.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/cuda/cuda_buffers.h"
+#include "kernels/cuda/simt_model_view.h"
+#include "kernels/model/gmm_model.h"
+
+namespace gmmscore {
+
+// Host side of the layout; see the file comment for the order of params and gconst.
+struct CudaModelLayout {
+  int32_t dim = 0;
+  int32_t chunks = 0;  // padded dimension / 4
+  int32_t num_states = 0;
+  int32_t num_groups = 0;
+  int64_t num_gauss = 0;                  // real Gaussians of the model
+  std::vector<float> shift;               // [dim]
+  std::vector<int32_t> group_first_pair;  // [num_groups + 1]
+  std::vector<int32_t> slot_state;        // [num_groups * kGroupStates], -1 for dummy slots
+  // [pairs][chunks][kPairSlots][kGroupStates] float4, plus one chunk of slack at the end: the
+  // kernel prefetches the chunk after the one it computes, also after its group's last.
+  std::vector<float> params;
+  // [pairs][2][kGroupStates], plus one pair of slack for the same reason.
+  std::vector<float> gconst;
+
+  int64_t total_pairs() const { return group_first_pair.back(); }
+  int64_t device_bytes() const;  // what Upload allocates
+};
+
+// Fails with InvalidArgument when the model has more groups than a grid dimension holds.
+absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model);
+
+// The layout resident on the current device.
+class CudaPackedModel {
+ public:
+  static absl::StatusOr<CudaPackedModel> Upload(const CudaModelLayout& layout);
+
+  SimtModelView view() const { return view_; }
+  int64_t num_gauss() const { return num_gauss_; }
+  int64_t device_bytes() const { return device_bytes_; }
+
+ private:
+  DeviceArray<float> params_;
+  DeviceArray<float> gconst_;
+  DeviceArray<int32_t> group_first_pair_;
+  DeviceArray<int32_t> slot_state_;
+  DeviceArray<float> shift_;
+  SimtModelView view_;
+  int64_t num_gauss_ = 0;
+  int64_t device_bytes_ = 0;
+};
+
+}  // namespace gmmscore

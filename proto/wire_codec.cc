@@ -1,0 +1,111 @@
+#include "proto/wire_codec.h"
+
+#include <bit>
+#include <cstring>
+
+namespace gmmscore::wire {
+namespace {
+
+constexpr bool kLittleEndianHost = std::endian::native == std::endian::little;
+
+uint32_t SwapBytes(uint32_t v) {
+  return (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
+}
+
+// Appends 4-byte values; on a little-endian host this is one memcpy.
+template <typename T>
+void Append32(std::span<const T> values, std::string* out) {
+  static_assert(sizeof(T) == 4);
+  const size_t at = out->size();
+  out->resize(at + values.size_bytes());
+  char* dst = out->data() + at;
+  if constexpr (kLittleEndianHost) {
+    std::memcpy(dst, values.data(), values.size_bytes());
+  } else {
+    for (size_t i = 0; i < values.size(); ++i) {
+      const uint32_t v = SwapBytes(std::bit_cast<uint32_t>(values[i]));
+      std::memcpy(dst + 4 * i, &v, 4);
+    }
+  }
+}
+
+template <typename T>
+void Read32(std::string_view bytes, std::span<T> out) {
+  static_assert(sizeof(T) == 4);
+  if constexpr (kLittleEndianHost) {
+    std::memcpy(out.data(), bytes.data(), out.size_bytes());
+  } else {
+    for (size_t i = 0; i < out.size(); ++i) {
+      uint32_t v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      out[i] = std::bit_cast<T>(SwapBytes(v));
+    }
+  }
+}
+
+}  // namespace
+
+void AppendFloat32(std::span<const float> values, std::string* out) { Append32(values, out); }
+void AppendInt32(std::span<const int32_t> values, std::string* out) { Append32(values, out); }
+void ReadFloat32(std::string_view bytes, std::span<float> out) { Read32(bytes, out); }
+void ReadInt32(std::string_view bytes, std::span<int32_t> out) { Read32(bytes, out); }
+
+uint16_t FloatToHalf(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t abs = bits & 0x7fffffffu;
+  if (abs >= 0x7f800000u) {  // infinity or NaN (keep a mantissa bit so NaN stays NaN)
+    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+  }
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504
+  if (abs < 0x38800000u) {  // below the smallest normal half (2^-14): subnormal or zero
+    if (abs < 0x33000000u) return sign;  // under half of the smallest subnormal (2^-25)
+    const uint32_t exponent = abs >> 23;
+    const uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - exponent;  // 14..24 for exponents 102..112
+    uint32_t half = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1u << shift) - 1);
+    const uint32_t halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  // Normal: rebias the exponent (127 -> 15) and round the mantissa from 23 to 10 bits; a carry
+  // out of the mantissa correctly bumps the exponent.
+  uint32_t half = ((abs >> 13) - (112u << 10));
+  const uint32_t rest = abs & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+float HalfToFloat(uint16_t half) {
+  const uint32_t sign = uint32_t(half & 0x8000u) << 16;
+  const uint32_t exponent = (half >> 10) & 0x1fu;
+  const uint32_t mantissa = half & 0x3ffu;
+  if (exponent == 0x1fu) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent == 0) {
+    // Subnormal or zero: mantissa * 2^-24, exact in float.
+    const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+    return sign ? -magnitude : magnitude;
+  }
+  return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+void AppendFloat16(std::span<const float> values, std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + 2 * values.size());
+  unsigned char* dst = reinterpret_cast<unsigned char*>(out->data() + at);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t h = FloatToHalf(values[i]);
+    dst[2 * i] = static_cast<unsigned char>(h & 0xffu);
+    dst[2 * i + 1] = static_cast<unsigned char>(h >> 8);
+  }
+}
+
+void ReadFloat16(std::string_view bytes, std::span<float> out) {
+  const unsigned char* src = reinterpret_cast<const unsigned char*>(bytes.data());
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = HalfToFloat(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+  }
+}
+
+}  // namespace gmmscore::wire
