@@ -53,8 +53,8 @@ RandomModelOptions UnevenModel(int32_t dim) {
 // Scores frames from the packed layout on the host, in double, with the kernel's indexing: the
 // layout's sorting, padding, shift and log2 scaling are checked without a GPU.
 std::vector<double> EmulateKernel(const CudaModelLayout& layout, const Matrix& feats) {
-  const size_t chunk_floats = size_t(kPairSlots) * kGroupStates * 4;
-  const size_t pair_floats = size_t(layout.chunks) * chunk_floats;
+  const size_t chunk_floats = size_t(kQuadSlots) * kGroupStates * 4;
+  const size_t quad_floats = size_t(layout.chunks) * chunk_floats;
   std::vector<double> scores(size_t(feats.rows) * layout.num_states, 0.0);
   for (int32_t g = 0; g < layout.num_groups; ++g) {
     for (int32_t slot = 0; slot < kGroupStates; ++slot) {
@@ -62,15 +62,15 @@ std::vector<double> EmulateKernel(const CudaModelLayout& layout, const Matrix& f
       if (state < 0) continue;
       for (int32_t t = 0; t < feats.rows; ++t) {
         std::vector<double> terms;
-        for (int32_t pair = layout.group_first_pair[g]; pair < layout.group_first_pair[g + 1];
-             ++pair) {
-          for (int32_t j = 0; j < 2; ++j) {
-            double a = layout.gconst[(size_t(pair) * 2 + j) * kGroupStates + slot];
+        for (int32_t quad = layout.group_first_quad[g]; quad < layout.group_first_quad[g + 1];
+             ++quad) {
+          for (int32_t j = 0; j < kQuadGauss; ++j) {
+            double a = layout.gconst[(size_t(quad) * kQuadGauss + j) * kGroupStates + slot];
             for (int32_t d = 0; d < layout.dim; ++d) {
               const double x = double(feats.at(t, d)) - layout.shift[d];
-              const size_t u_at = size_t(pair) * pair_floats + size_t(d / 4) * chunk_floats +
+              const size_t u_at = size_t(quad) * quad_floats + size_t(d / 4) * chunk_floats +
                                   (size_t(j) * kGroupStates + slot) * 4 + d % 4;
-              const size_t v_at = u_at + size_t(2) * kGroupStates * 4;
+              const size_t v_at = u_at + size_t(kQuadGauss) * kGroupStates * 4;
               a += x * layout.params[u_at] + x * x * layout.params[v_at];
             }
             terms.push_back(a);
@@ -95,7 +95,7 @@ TEST(CudaModelLayout, GroupsAreSortedPaddedAndCoverEveryStateOnce) {
   std::set<int32_t> seen;
   int32_t previous_count = std::numeric_limits<int32_t>::max();
   for (int32_t g = 0; g < layout->num_groups; ++g) {
-    const int32_t pairs = layout->group_first_pair[g + 1] - layout->group_first_pair[g];
+    const int32_t quads = layout->group_first_quad[g + 1] - layout->group_first_quad[g];
     for (int32_t slot = 0; slot < kGroupStates; ++slot) {
       const int32_t state = layout->slot_state[size_t(g) * kGroupStates + slot];
       if (state < 0) {
@@ -104,7 +104,7 @@ TEST(CudaModelLayout, GroupsAreSortedPaddedAndCoverEveryStateOnce) {
       }
       EXPECT_TRUE(seen.insert(state).second) << "state " << state << " twice";
       EXPECT_LE(model.num_gauss_in(state), previous_count) << "not sorted by count";
-      EXPECT_LE(model.num_gauss_in(state), 2 * pairs) << "group " << g << " too small";
+      EXPECT_LE(model.num_gauss_in(state), kQuadGauss * quads) << "group " << g << " too small";
       previous_count = model.num_gauss_in(state);
     }
   }
@@ -156,8 +156,7 @@ TEST_P(CudaScorerVsReference, EveryScoreWrittenAndWithinTolerance) {
   options.poison_output = true;
   absl::StatusOr<std::unique_ptr<CudaScorer>> scorer = CudaScorer::Create(model, options);
   ASSERT_TRUE(scorer.ok()) << scorer.status();
-  // 1 and 7 frames take the 8-frame kernel, 64 and 1000 the 16-frame ones (several slices, a
-  // partial last block).
+  // 1 and 7 frames leave a block's second slice idle; 1000 ends in a partial block.
   for (int32_t frames : {1, 7, 64, 1000}) {
     const Matrix feats = RandomFeatures(frames, dim, o.mean_offset, 2.5f, 99u + frames);
     Matrix out = PoisonedScores(frames, model.num_states());

@@ -8,7 +8,7 @@
 // measured float32 FMA rate gives each case's ceiling. Every iteration scores another of
 // kInputSets random windows (never zeros), so no run reuses the last one's inputs.
 //
-// Usage: cuda_bench            (takes about a minute, most of it building the models on the host)
+// Usage: cuda_bench [CASES]    CASES: letters of the cases to run, e.g. "a" (default "abc")
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -129,10 +129,10 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
       "cuBLAS two-kernel %.1f MB\n",
       c.label, c.states, c.gauss, c.dim, 1e-6 * double(simt->device_bytes()),
       1e-6 * double(cublas->device_bytes()));
+  std::printf("SIMT kernel: %s\n", simt->kernel().Summary().c_str());
   for (int32_t window : c.windows) {
     GMM_ASSIGN_OR_RETURN(Inputs inputs, MakeInputs(model, window, 7u * window));
     const SimtModelView view = simt->packed().view();
-    const int32_t groups = view.num_groups;
     GMM_ASSIGN_OR_RETURN(Row simt_row, Measure(
                                            simt->stream(), inputs,
                                            [&](int i) {
@@ -144,7 +144,7 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
                                                  view, inputs.device[i % kInputSets].get(), window,
                                                  inputs.device_out.get(), simt->stream());
                                            }));
-    simt_row.path = "SIMT fused " + simt->kernel().VariantName(window, groups);
+    simt_row.path = "SIMT fused";
     GMM_ASSIGN_OR_RETURN(Row cublas_row,
                          Measure(
                              cublas->stream(), inputs,
@@ -184,7 +184,7 @@ void PrintTable(const std::vector<Row>& rows) {
   }
 }
 
-absl::Status Run() {
+absl::Status Run(const std::string& selected) {
   GMM_CUDA_RETURN_IF_ERROR(cudaSetDevice(0));
   cudaDeviceProp prop;
   GMM_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, 0));
@@ -210,7 +210,11 @@ absl::Status Run() {
   const std::vector<Case> cases = {
       {"a", 5000, 256, 36, {256}}, {"b", 5000, 16, 36, {8, 32, 256}}, {"c", 5000, 32, 39, {512}}};
   std::vector<Row> rows;
-  for (const Case& c : cases) GMM_RETURN_IF_ERROR(RunCase(c, *ceilings, &rows));
+  for (const Case& c : cases) {
+    if (selected.find(c.label) != std::string::npos) {
+      GMM_RETURN_IF_ERROR(RunCase(c, *ceilings, &rows));
+    }
+  }
   PrintTable(rows);
   return absl::OkStatus();
 }
@@ -218,8 +222,8 @@ absl::Status Run() {
 }  // namespace
 }  // namespace gmmscore
 
-int main() {
-  const absl::Status status = gmmscore::Run();
+int main(int argc, char** argv) {
+  const absl::Status status = gmmscore::Run(argc > 1 ? argv[1] : "abc");
   if (!status.ok()) {
     std::fprintf(stderr, "cuda_bench: %s\n", status.ToString().c_str());
     return 1;

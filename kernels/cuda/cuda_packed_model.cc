@@ -35,7 +35,7 @@ std::vector<float> MeanOfMeans(const GmmModel& model) {
 }  // namespace
 
 int64_t CudaModelLayout::device_bytes() const {
-  return VectorBytes(shift) + VectorBytes(group_first_pair) + VectorBytes(slot_state) +
+  return VectorBytes(shift) + VectorBytes(group_first_quad) + VectorBytes(slot_state) +
          VectorBytes(params) + VectorBytes(gconst);
 }
 
@@ -46,7 +46,6 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
   layout.chunks = (dim + 3) / 4;
   layout.num_states = model.num_states();
   layout.num_groups = (layout.num_states + kGroupStates - 1) / kGroupStates;
-  layout.num_gauss = model.num_gauss();
   if (layout.num_groups > kMaxGridY) {
     return absl::InvalidArgumentError(absl::StrCat("the CUDA backend takes at most ",
                                                    kMaxGridY * kGroupStates,
@@ -63,22 +62,24 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
   layout.slot_state.assign(size_t(layout.num_groups) * kGroupStates, -1);
   std::copy(order.begin(), order.end(), layout.slot_state.begin());
 
-  layout.group_first_pair.assign(layout.num_groups + 1, 0);
-  int64_t pairs = 0;
+  layout.group_first_quad.assign(layout.num_groups + 1, 0);
+  int64_t quads = 0;
   for (int32_t g = 0; g < layout.num_groups; ++g) {
     // Descending order: the group's first state has its largest count.
-    pairs += (model.num_gauss_in(layout.slot_state[size_t(g) * kGroupStates]) + 1) / 2;
-    if (pairs > std::numeric_limits<int32_t>::max()) {
+    const int32_t largest = model.num_gauss_in(layout.slot_state[size_t(g) * kGroupStates]);
+    quads += (largest + kQuadGauss - 1) / kQuadGauss;
+    // The kernel indexes K with 32 bits.
+    if (quads * kQuadGauss * kGroupStates > std::numeric_limits<int32_t>::max()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the model has too many Gaussians for the CUDA backend: ", model.num_gauss()));
     }
-    layout.group_first_pair[g + 1] = static_cast<int32_t>(pairs);
+    layout.group_first_quad[g + 1] = static_cast<int32_t>(quads);
   }
 
-  const size_t chunk_floats = size_t(kPairSlots) * kGroupStates * 4;
-  const size_t pair_floats = size_t(layout.chunks) * chunk_floats;
-  layout.params.assign(size_t(pairs) * pair_floats + chunk_floats, 0.0f);
-  layout.gconst.assign(size_t(pairs + 1) * 2 * kGroupStates, kPadGconst);
+  const size_t chunk_floats = size_t(kQuadSlots) * kGroupStates * 4;
+  const size_t quad_floats = size_t(layout.chunks) * chunk_floats;
+  layout.params.assign(size_t(quads) * quad_floats + chunk_floats, 0.0f);
+  layout.gconst.assign(size_t(quads) * kQuadGauss * kGroupStates, kPadGconst);
 
   const double log2e = std::numbers::log2e;
   const double half_dim_log_2pi = 0.5 * dim * std::log(2.0 * std::numbers::pi);
@@ -88,8 +89,8 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
       if (state < 0) continue;
       for (int32_t i = 0; i < model.num_gauss_in(state); ++i) {
         const int64_t gauss = model.gauss_begin(state) + i;
-        const int64_t pair = layout.group_first_pair[g] + i / 2;
-        const int32_t in_pair = i % 2;
+        const int64_t quad = layout.group_first_quad[g] + i / kQuadGauss;
+        const int32_t in_quad = i % kQuadGauss;
         const auto mean = model.mean(gauss);
         const auto var = model.variance(gauss);
         double k = model.log_weight(gauss) - half_dim_log_2pi;
@@ -97,14 +98,14 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
           const double m = double(mean[d]) - double(layout.shift[d]);
           const double v = var[d];
           k -= 0.5 * (std::log(v) + m * m / v);
-          const size_t word = size_t(pair) * pair_floats + size_t(d / 4) * chunk_floats;
-          const size_t u_at = word + (size_t(in_pair) * kGroupStates + slot) * 4 + d % 4;
-          const size_t v_at = u_at + size_t(2) * kGroupStates * 4;
+          const size_t word = size_t(quad) * quad_floats + size_t(d / 4) * chunk_floats;
+          const size_t u_at = word + (size_t(in_quad) * kGroupStates + slot) * 4 + d % 4;
+          const size_t v_at = u_at + size_t(kQuadGauss) * kGroupStates * 4;
           layout.params[u_at] = static_cast<float>(log2e * m / v);
           layout.params[v_at] = static_cast<float>(log2e * -0.5 / v);
         }
         // A zero weight gives K = -inf; the dummy value keeps the log-add free of NaN.
-        layout.gconst[(size_t(pair) * 2 + in_pair) * kGroupStates + slot] =
+        layout.gconst[(size_t(quad) * kQuadGauss + in_quad) * kGroupStates + slot] =
             std::isfinite(k) ? static_cast<float>(log2e * k) : kPadGconst;
       }
     }
@@ -116,20 +117,19 @@ absl::StatusOr<CudaPackedModel> CudaPackedModel::Upload(const CudaModelLayout& l
   CudaPackedModel packed;
   GMM_ASSIGN_OR_RETURN(packed.params_, UploadToDevice(layout.params));
   GMM_ASSIGN_OR_RETURN(packed.gconst_, UploadToDevice(layout.gconst));
-  GMM_ASSIGN_OR_RETURN(packed.group_first_pair_, UploadToDevice(layout.group_first_pair));
+  GMM_ASSIGN_OR_RETURN(packed.group_first_quad_, UploadToDevice(layout.group_first_quad));
   GMM_ASSIGN_OR_RETURN(packed.slot_state_, UploadToDevice(layout.slot_state));
   GMM_ASSIGN_OR_RETURN(packed.shift_, UploadToDevice(layout.shift));
   SimtModelView& view = packed.view_;
   view.params = reinterpret_cast<const float4*>(packed.params_.get());
   view.gconst = packed.gconst_.get();
-  view.group_first_pair = packed.group_first_pair_.get();
+  view.group_first_quad = packed.group_first_quad_.get();
   view.slot_state = packed.slot_state_.get();
   view.shift = packed.shift_.get();
   view.dim = layout.dim;
   view.chunks = layout.chunks;
   view.num_states = layout.num_states;
   view.num_groups = layout.num_groups;
-  packed.num_gauss_ = layout.num_gauss;
   packed.device_bytes_ = layout.device_bytes();
   return packed;
 }

@@ -3,16 +3,17 @@
 //
 //  - States are sorted by Gaussian count (descending, stable) and cut into groups of
 //    kGroupStates, one thread block's worth. Every state of a group is padded with dummy Gaussians
-//    (u = v = 0, K = kPadGconst) to the group's largest count, rounded up to a pair; the last
+//    (u = v = 0, K = kPadGconst) to the group's largest count, rounded up to a quad; the last
 //    group is filled with dummy states. slot_state maps a group's slots back to the model's states,
 //    so the kernel writes scores in the model's own order.
-//  - A thread scores two Gaussians of its state at a time (a "pair"), so every shared-memory load
-//    of a frame feeds 16 FMAs instead of 8.
+//  - A thread scores kQuadGauss = 4 Gaussians of its state at a time (a "quad"), so every
+//    shared-memory load of 4 dimensions of a frame feeds 16 FMAs, and each frame value sits in
+//    one register across four consecutive FMAs.
 //  - Dimensions are padded to a multiple of 4 and read as float4. The parameters are stored in the
-//    exact order the kernel reads them: params[pair][chunk][u0, u1, v0, v1][slot], each a float4
+//    exact order the kernel reads them: params[quad][chunk][u0..u3, v0..v3][slot], each a float4
 //    holding dimensions 4 chunk .. 4 chunk + 3, so the threads of a group read consecutive 16-byte
-//    words. The constants K are apart: gconst[pair][Gaussian of the pair][slot].
-//  - Group g owns pairs [group_first_pair[g], group_first_pair[g + 1]): the offset vector.
+//    words. The constants K are apart: gconst[quad][Gaussian of the quad][slot].
+//  - Group g owns quads [group_first_quad[g], group_first_quad[g + 1]): the offset vector.
 //  - Features and means are shifted by c, the per-dimension mean of all means (x' = x - c,
 //    mu' = mu - c), which keeps the cancellation of the expanded form K + sum x'u + x'^2 v small
 //    (the same shift as CpuPackedModel; see kernels/cpu/packed_model.h).
@@ -36,21 +37,19 @@ struct CudaModelLayout {
   int32_t chunks = 0;  // padded dimension / 4
   int32_t num_states = 0;
   int32_t num_groups = 0;
-  int64_t num_gauss = 0;                  // real Gaussians of the model
   std::vector<float> shift;               // [dim]
-  std::vector<int32_t> group_first_pair;  // [num_groups + 1]
+  std::vector<int32_t> group_first_quad;  // [num_groups + 1]
   std::vector<int32_t> slot_state;        // [num_groups * kGroupStates], -1 for dummy slots
-  // [pairs][chunks][kPairSlots][kGroupStates] float4, plus one chunk of slack at the end: the
+  // [quads][chunks][kQuadSlots][kGroupStates] float4, plus one chunk of slack at the end: the
   // kernel prefetches the chunk after the one it computes, also after its group's last.
   std::vector<float> params;
-  // [pairs][2][kGroupStates], plus one pair of slack for the same reason.
-  std::vector<float> gconst;
+  std::vector<float> gconst;  // [quads][kQuadGauss][kGroupStates]
 
-  int64_t total_pairs() const { return group_first_pair.back(); }
   int64_t device_bytes() const;  // what Upload allocates
 };
 
-// Fails with InvalidArgument when the model has more groups than a grid dimension holds.
+// Fails with InvalidArgument when the model has more groups than a grid dimension holds, or more
+// Gaussians than the kernel's 32-bit indices reach.
 absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model);
 
 // The layout resident on the current device.
@@ -59,17 +58,15 @@ class CudaPackedModel {
   static absl::StatusOr<CudaPackedModel> Upload(const CudaModelLayout& layout);
 
   SimtModelView view() const { return view_; }
-  int64_t num_gauss() const { return num_gauss_; }
   int64_t device_bytes() const { return device_bytes_; }
 
  private:
   DeviceArray<float> params_;
   DeviceArray<float> gconst_;
-  DeviceArray<int32_t> group_first_pair_;
+  DeviceArray<int32_t> group_first_quad_;
   DeviceArray<int32_t> slot_state_;
   DeviceArray<float> shift_;
   SimtModelView view_;
-  int64_t num_gauss_ = 0;
   int64_t device_bytes_ = 0;
 };
 

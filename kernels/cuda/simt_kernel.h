@@ -1,12 +1,10 @@
 // The fused SIMT scoring kernel (paper gmm-scoring-on-gpu.md, Algorithm 1) and its launcher. A
-// thread block scores one group of kGroupStates states against kSlices slices of kFrames frames
-// (one thread per state and slice); SimtKernel picks the variant that fills the device best for a
-// window.
+// thread block scores one group of kGroupStates states against kSimtBlockFrames frames, in
+// kSimtSlices slices of kSimtFrames frames with one thread per state and slice.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <array>
 #include <cstdint>
 #include <string>
 
@@ -15,10 +13,15 @@
 
 namespace gmmscore {
 
+inline constexpr int32_t kSimtFrames = 8;  // frames per thread (running log-sums per thread)
+// Slices share each parameter load through L1, halving what the blocks read from L2.
+inline constexpr int32_t kSimtSlices = 2;
+inline constexpr int32_t kSimtBlockFrames = kSimtFrames * kSimtSlices;
+
 class SimtKernel {
  public:
-  // Reads the current device's multiprocessor count and each variant's occupancy for this
-  // dimension. Fails when the dimension is too large for the frames to fit in shared memory.
+  // Reads the kernel's registers and occupancy on the current device for this dimension. Fails
+  // when the dimension is too large for a block's frames to fit in shared memory.
   static absl::StatusOr<SimtKernel> Create(int32_t dim);
 
   // Scores num_frames frames of feats (device, frames x dim, row-major, not shifted) into out
@@ -26,18 +29,13 @@ class SimtKernel {
   absl::Status Launch(const SimtModelView& model, const float* feats, int32_t num_frames,
                       float* out, cudaStream_t stream) const;
 
-  // The variant Launch uses for a window, as "frames per thread x slices", e.g. "16x2".
-  std::string VariantName(int32_t num_frames, int32_t num_groups) const;
-
-  static constexpr int kNumVariants = 4;
+  // Registers per thread and resident blocks per multiprocessor, for reports.
+  std::string Summary() const;
 
  private:
-  int Choose(int32_t num_frames, int32_t num_groups) const;
-
-  int32_t multiprocessors_ = 0;
-  std::array<int32_t, kNumVariants>
-      occupancy_{};  // resident blocks per multiprocessor, 0: unusable
-  std::array<int32_t, kNumVariants> shared_bytes_{};
+  int32_t shared_bytes_ = 0;
+  int32_t registers_ = 0;
+  int32_t blocks_per_sm_ = 0;
 };
 
 }  // namespace gmmscore

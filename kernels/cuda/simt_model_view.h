@@ -9,14 +9,15 @@
 
 namespace gmmscore {
 
-inline constexpr int32_t kGroupStates = 64;    // states per group (threads per frame slice)
-inline constexpr int32_t kPairSlots = 4;       // float4 words per pair and chunk: u0, u1, v0, v1
-inline constexpr float kPadGconst = -1.0e30f;  // K of dummy Gaussians: exp2 of it is 0
+inline constexpr int32_t kGroupStates = 64;  // states per group (threads per frame slice)
+inline constexpr int32_t kQuadGauss = 4;     // Gaussians a thread scores together: a "quad"
+inline constexpr int32_t kQuadSlots = 2 * kQuadGauss;  // float4 words per quad and chunk: u, v
+inline constexpr float kPadGconst = -1.0e30f;          // K of dummy Gaussians: exp2 of it is 0
 
 struct SimtModelView {
   const float4* params = nullptr;
   const float* gconst = nullptr;
-  const int32_t* group_first_pair = nullptr;
+  const int32_t* group_first_quad = nullptr;
   const int32_t* slot_state = nullptr;
   const float* shift = nullptr;
   int32_t dim = 0;
