@@ -4,6 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/cpu_scorer.h"
+#ifdef GMMSCORE_HAVE_CUDA
+#include "kernels/cuda/cuda_scorer.h"
+#endif
 
 namespace gmmscore {
 
@@ -27,18 +30,31 @@ int Fail(const std::string& command, const absl::Status& status) {
 
 absl::StatusOr<std::unique_ptr<Scorer>> MakeScorer(const std::string& backend,
                                                    const GmmModel& model, int threads) {
-  if (backend == "cpu" || backend == "auto") {
-    if (backend == "auto") {
-      std::fprintf(stderr, "gmmscore: backend auto: no CUDA backend in this build, using cpu\n");
+  if (backend != "cpu" && backend != "cuda" && backend != "auto") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown backend '", backend, "' (cpu, cuda, auto)"));
+  }
+  if (backend == "cuda" || backend == "auto") {
+#ifdef GMMSCORE_HAVE_CUDA
+    auto cuda = CudaScorer::Create(model);
+    if (cuda.ok()) {
+      if (backend == "auto") {
+        std::fprintf(stderr, "gmmscore: backend auto: using cuda (device %d)\n", (*cuda)->device());
+      }
+      return std::unique_ptr<Scorer>(*std::move(cuda));
     }
-    return std::unique_ptr<Scorer>(new CpuScorer(model, threads));
+    if (backend == "cuda") return cuda.status();
+    std::fprintf(stderr, "gmmscore: backend auto: CUDA not usable (%s), using cpu\n",
+                 std::string(cuda.status().message()).c_str());
+#else
+    if (backend == "cuda") {
+      return absl::UnimplementedError(
+          "--backend cuda: this build has no CUDA (nvcc was not found)");
+    }
+    std::fprintf(stderr, "gmmscore: backend auto: no CUDA in this build, using cpu\n");
+#endif
   }
-  if (backend == "cuda") {
-    return absl::UnimplementedError(
-        "--backend cuda: this build has no CUDA scorer yet; use --backend cpu or auto");
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown backend '", backend, "' (cpu, cuda, auto)"));
+  return std::unique_ptr<Scorer>(new CpuScorer(model, threads));
 }
 
 }  // namespace gmmscore
