@@ -6,22 +6,10 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "formats/sphinx_s3io.h"
 
 namespace gmmscore {
 namespace {
-
-uint32_t LoadWord(const char* p, bool big_endian) {
-  uint32_t w = 0;
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t byte = static_cast<unsigned char>(p[big_endian ? i : 3 - i]);
-    w = (w << 8) | byte;
-  }
-  return w;
-}
-
-void StoreWord(uint32_t w, char* p) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((w >> (8 * i)) & 0xffu);
-}
 
 // Which byte order makes the header count the floats that follow; an error if neither does.
 absl::StatusOr<bool> DetectBigEndian(const std::string& bytes, const std::string& name) {
