@@ -7,5 +7,8 @@ int RunScore(int argc, char** argv);
 int RunConvert(int argc, char** argv);
 int RunInfo(int argc, char** argv);
 int RunBench(int argc, char** argv);
+int RunStream(int argc, char** argv);
+int RunBenchStream(int argc, char** argv);
+int RunHealth(int argc, char** argv);
 
 }  // namespace gmmscore

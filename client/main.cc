@@ -15,6 +15,9 @@ constexpr char kUsage[] =
     "  convert   convert a model between Kaldi, HTK, Sphinx and native formats\n"
     "  info      describe a model\n"
     "  bench     measure scoring throughput against the two-kernel BLAS path\n"
+    "  stream    score through a gmmscored (same output as score)\n"
+    "  bench-stream  load-test a gmmscored with real-time streams\n"
+    "  health    ask a gmmscored whether it is serving\n"
     "\n"
     "Run 'gmmscore COMMAND --help' for a command's options.\n";
 
@@ -31,6 +34,9 @@ int main(int argc, char** argv) {
   if (command == "convert") return gmmscore::RunConvert(argc, argv);
   if (command == "info") return gmmscore::RunInfo(argc, argv);
   if (command == "bench") return gmmscore::RunBench(argc, argv);
+  if (command == "stream") return gmmscore::RunStream(argc, argv);
+  if (command == "bench-stream") return gmmscore::RunBenchStream(argc, argv);
+  if (command == "health") return gmmscore::RunHealth(argc, argv);
   std::fprintf(stderr, "gmmscore: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

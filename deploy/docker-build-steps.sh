@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The container's build steps, kept out of the Dockerfile so that the test suite runs them too
+# (tests/CMakeLists.txt: server_docker_build_steps) and they cannot rot unseen.
+#
+#   docker-build-steps.sh build  SRC BUILD    configure and build gmmscored and gmmscore
+#   docker-build-steps.sh bundle BUILD PREFIX PREFIX/bin: the binaries; PREFIX/lib: the shared
+#                                             libraries they load that a CUDA runtime image
+#                                             lacks (everything but the C/C++ runtime and the
+#                                             NVIDIA driver, which the container runtime mounts)
+#   docker-build-steps.sh smoke  PREFIX SRC   run the bundle on its own libraries: a gmmscored
+#                                             on loopback, health, and `gmmscore stream` giving
+#                                             the bytes `gmmscore score` gives
+#   docker-build-steps.sh all    SRC BUILD PREFIX
+#   docker-build-steps.sh check-dockerfile DOCKERFILE
+#                                             the Dockerfile still builds through this script
+#                                             and runs a non-root gmmscored with a health check
+# JOBS (default: all cores) sets the build's parallelism; GMMSCORE_CMAKE_ARGS adds configure
+# arguments.
+set -euo pipefail
+
+step=${1:?usage: docker-build-steps.sh build|bundle|smoke|all ...}
+shift
+
+build() {
+  local src=$1 build=$2
+  # shellcheck disable=SC2086 # GMMSCORE_CMAKE_ARGS is a list of arguments
+  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${GMMSCORE_CMAKE_ARGS:-} >/dev/null
+  ninja -C "$build" -j "${JOBS:-$(nproc)}" gmmscored gmmscore
+}
+
+bundle() {
+  local build=$1 prefix=$2
+  install -d "$prefix/bin" "$prefix/lib"
+  install -m 0755 "$build/server/gmmscored" "$build/client/gmmscore" "$prefix/bin/"
+  local lib
+  ldd "$prefix/bin/gmmscored" "$prefix/bin/gmmscore" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
+    sort -u | while read -r lib; do
+      case "$(basename "$lib")" in
+        libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so* | ld-linux*) ;;
+        libstdc++.so* | libgcc_s.so*) ;;
+        libcuda.so* | libnvidia*) ;;
+        *) cp -L "$lib" "$prefix/lib/" ;;
+      esac
+    done
+}
+
+smoke() {
+  local prefix=$1 src=$2
+  local data="$src/tests/data/kaldi-mono" tmp pid port=""
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  export LD_LIBRARY_PATH="$prefix/lib"
+  "$prefix/bin/gmmscored" --help >/dev/null
+  "$prefix/bin/gmmscored" --listen=127.0.0.1:0 --plaintext --model="mono=$data/final.mdl" \
+    2>"$tmp/gmmscored.log" &
+  pid=$!
+  for _ in $(seq 300); do
+    grep -q "gmmscored: serving" "$tmp/gmmscored.log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  port=$(sed -n 's/^gmmscored: listening on port \([0-9]*\).*/\1/p' "$tmp/gmmscored.log")
+  if [ -z "$port" ] || ! grep -q "gmmscored: serving" "$tmp/gmmscored.log"; then
+    echo "smoke: gmmscored did not start:" >&2
+    cat "$tmp/gmmscored.log" >&2
+    kill "$pid" 2>/dev/null || true
+    return 1
+  fi
+  "$prefix/bin/gmmscore" health --plaintext --server "127.0.0.1:$port" >/dev/null
+  "$prefix/bin/gmmscore" stream --plaintext --server "127.0.0.1:$port" --model mono \
+    --feats "ark:$data/feats.ark" --out "ark:$tmp/stream.ark" --quiet
+  "$prefix/bin/gmmscore" score --model "$data/final.mdl" --feats "ark:$data/feats.ark" \
+    --out "ark:$tmp/score.ark" --quiet
+  cmp "$tmp/stream.ark" "$tmp/score.ark"
+  kill -TERM "$pid"
+  wait "$pid"
+  echo "smoke: the bundle in $prefix serves, streams and drains"
+}
+
+check_dockerfile() {
+  local dockerfile=$1 expected
+  for expected in \
+    '^FROM nvidia/cuda:.*-devel-.* AS build$' \
+    '^ *(RUN .*)?/src/deploy/docker-build-steps.sh all /src /build /opt/gmmscore$' \
+    '^FROM nvidia/cuda:.*-runtime-' \
+    '^COPY --from=build /opt/gmmscore /opt/gmmscore$' \
+    '^USER [1-9][0-9]*$' \
+    '^HEALTHCHECK ' \
+    '^ENTRYPOINT \["gmmscored"\]$'; do
+    if ! grep -Eq "$expected" "$dockerfile"; then
+      echo "check-dockerfile: $dockerfile has no line matching: $expected" >&2
+      return 1
+    fi
+  done
+  echo "check-dockerfile: $dockerfile builds through docker-build-steps.sh"
+}
+
+case "$step" in
+  build) build "$@" ;;
+  bundle) bundle "$@" ;;
+  smoke) smoke "$@" ;;
+  check-dockerfile) check_dockerfile "$@" ;;
+  all)
+    build "$1" "$2"
+    bundle "$2" "$3"
+    smoke "$3" "$1"
+    ;;
+  *)
+    echo "docker-build-steps.sh: unknown step '$step' (build, bundle, smoke, all," \
+      "check-dockerfile)" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,68 @@
+// Everything gmmscored can be told, as one value: filled from the command line by flags.cc, or
+// directly by tests that run the server in-process. Defaults here are the documented defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace gmmscore::server {
+
+struct ModelSpec {
+  std::string name;
+  std::string path;
+};
+
+// Per-stream limits and defaults (StreamSession).
+struct StreamLimits {
+  int32_t default_window_frames = 10;
+  int32_t max_window_frames = 1000;
+  absl::Duration default_max_latency = absl::Milliseconds(100);
+  absl::Duration max_latency_limit = absl::Seconds(10);
+  int32_t max_frames_per_chunk = 1000;
+  // Windows of one stream that are queued for scoring or waiting to be written, together; the
+  // stream stops reading (and gRPC flow control stops its client) while this many are out.
+  int32_t max_stream_windows = 8;
+  absl::Duration idle_timeout = absl::Seconds(30);            // 0: none
+  absl::Duration max_stream_duration = absl::ZeroDuration();  // 0: none
+};
+
+struct BatcherOptions {
+  int32_t max_batch_frames = 512;
+  absl::Duration max_queue_delay = absl::Milliseconds(2);
+  int32_t workers = 1;
+};
+
+struct ServerConfig {
+  std::string listen = "0.0.0.0:50051";
+  std::string metrics_listen;  // empty: no metrics endpoint
+  std::vector<ModelSpec> models;
+  std::string model_root;  // empty: ModelAdmin.LoadModel is refused
+  std::string backend = "cpu";
+  int32_t scorer_threads = 0;  // 0: all hardware threads
+  int32_t max_streams = 256;
+  int32_t max_message_bytes = 4 << 20;
+  int32_t stream_window_bytes = 256 << 10;  // HTTP/2 receive window per stream
+  absl::Duration drain_timeout = absl::Seconds(30);
+  StreamLimits stream;
+  BatcherOptions batcher;
+  // Transport security: either plaintext, or a certificate and key (and optionally a client CA,
+  // which makes clients present certificates it signed).
+  bool plaintext = false;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  std::string admin_token_file;  // empty: ModelAdmin mutations are refused
+};
+
+// Checks ranges and combinations; the message names the flag.
+absl::Status ValidateConfig(const ServerConfig& config);
+
+// Parses "NAME=PATH"; NAME is 1-128 of [A-Za-z0-9._-].
+absl::Status ParseModelSpec(const std::string& text, ModelSpec* spec);
+absl::Status ValidateModelName(const std::string& name);
+
+}  // namespace gmmscore::server

@@ -1,0 +1,168 @@
+#include "server/flags.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "HOST:PORT the gRPC services listen on");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "HOST:PORT serving Prometheus metrics at /metrics; empty: no metrics endpoint");
+ABSL_FLAG(std::vector<std::string>, model, {},
+          "NAME=PATH of a model to load at start; repeat for several (paths must not contain "
+          "commas)");
+ABSL_FLAG(std::string, model_root, "",
+          "directory ModelAdmin.LoadModel paths are confined to; empty: run-time loads refused");
+ABSL_FLAG(std::string, backend, "cpu", "scoring backend: cpu, cuda or auto");
+ABSL_FLAG(int32_t, scorer_threads, 0, "CPU threads per backend call; 0: all hardware threads");
+ABSL_FLAG(int32_t, window_frames, 10, "frames per response window when the stream asks for 0");
+ABSL_FLAG(int32_t, max_window_frames, 1000, "largest window a stream may ask for");
+ABSL_FLAG(absl::Duration, max_latency, absl::Milliseconds(100),
+          "a partial window is sent once its oldest frame waited this long (streams asking 0)");
+ABSL_FLAG(int32_t, max_frames_per_chunk, 1000,
+          "frames in one FeatureChunk; more ends the stream with INVALID_ARGUMENT");
+ABSL_FLAG(int32_t, max_stream_windows, 8,
+          "windows of one stream queued, scored or being written; the stream is not read "
+          "while this many are out");
+ABSL_FLAG(int32_t, max_batch_frames, 512, "frames per backend call, windows of many streams");
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
+          "longest a window waits for others to batch with");
+ABSL_FLAG(int32_t, batch_workers, 1,
+          "batcher threads (each backend call uses --scorer-threads on top)");
+ABSL_FLAG(int32_t, max_streams, 256, "open streams; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int32_t, max_message_bytes, 4 << 20, "largest message a client may send");
+ABSL_FLAG(int32_t, stream_window_bytes, 256 << 10,
+          "HTTP/2 receive window per stream: what gRPC buffers of a stream the server is not "
+          "reading");
+ABSL_FLAG(absl::Duration, idle_timeout, absl::Seconds(30),
+          "a stream with nothing read or written this long ends with DEADLINE_EXCEEDED; 0: none");
+ABSL_FLAG(absl::Duration, max_stream_duration, absl::ZeroDuration(),
+          "a stream open this long ends with DEADLINE_EXCEEDED; 0: none");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
+          "on SIGTERM/SIGINT, how long open streams get to finish before they are cancelled");
+ABSL_FLAG(bool, plaintext, false, "serve without TLS (required when no --tls-cert is given)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain of the server");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of the server");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificates; when set, clients must present a certificate they signed (mTLS)");
+ABSL_FLAG(std::string, admin_token_file, "",
+          "file holding the token ModelAdmin mutations must present as 'authorization: Bearer "
+          "TOKEN'; empty: mutations refused");
+
+namespace gmmscore::server {
+namespace {
+
+constexpr char kUsage[] =
+    "gmmscored: streams GMM state log-likelihoods to decoders over gRPC\n"
+    "usage: gmmscored --model NAME=PATH [--model ...] (--plaintext | --tls-cert F --tls-key F) "
+    "[options]\n";
+
+bool OurFlag(const absl::CommandLineFlag& flag) {
+  return absl::StrContains(flag.Filename(), "server/flags.cc");
+}
+
+void PrintHelp() {
+  std::printf("%s\nflags (with their defaults):\n", kUsage);
+  std::vector<std::pair<std::string, const absl::CommandLineFlag*>> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (OurFlag(*flag)) flags.emplace_back(absl::StrReplaceAll(name, {{"_", "-"}}), flag);
+  }
+  std::sort(flags.begin(), flags.end());
+  for (const auto& [name, flag] : flags) {
+    std::string def = flag->DefaultValue();
+    if (def.empty()) def = "\"\"";
+    std::printf("  --%s (default %s)\n      %s\n", name.c_str(), def.c_str(), flag->Help().c_str());
+  }
+}
+
+// absl flag names cannot hold dashes and a repeated flag keeps its last value: rewrite
+// "--metrics-listen=X" as "--metrics_listen=X" and gather every --model into one list.
+std::vector<std::string> Normalize(int argc, char** argv, bool* help) {
+  std::vector<std::string> out = {argv[0]};
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h" || arg == "--helpfull") *help = true;
+    if (arg.rfind("--", 0) == 0) {
+      const size_t eq = arg.find('=');
+      std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      std::replace(name.begin(), name.end(), '-', '_');
+      arg = "--" + name + (eq == std::string::npos ? "" : arg.substr(eq));
+      if (name == "model") {
+        if (eq != std::string::npos) {
+          models.push_back(arg.substr(eq + 1));
+        } else if (i + 1 < argc) {
+          models.push_back(argv[++i]);
+        }
+        continue;
+      }
+    }
+    out.push_back(arg);
+  }
+  if (!models.empty()) out.push_back("--model=" + absl::StrJoin(models, ","));
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
+  bool help = false;
+  std::vector<std::string> args = Normalize(argc, argv, &help);
+  if (help) {
+    PrintHelp();
+    std::exit(0);
+  }
+  absl::SetProgramUsageMessage(kUsage);
+  std::vector<char*> ptrs;
+  for (std::string& a : args) ptrs.push_back(a.data());
+  const std::vector<char*> positional = absl::ParseCommandLine(int(ptrs.size()), ptrs.data());
+  if (positional.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", positional[1], "' (see --help)"));
+  }
+
+  ServerConfig c;
+  c.listen = absl::GetFlag(FLAGS_listen);
+  c.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  for (const std::string& text : absl::GetFlag(FLAGS_model)) {
+    ModelSpec spec;
+    if (absl::Status s = ParseModelSpec(text, &spec); !s.ok()) return s;
+    c.models.push_back(spec);
+  }
+  c.model_root = absl::GetFlag(FLAGS_model_root);
+  c.backend = absl::GetFlag(FLAGS_backend);
+  c.scorer_threads = absl::GetFlag(FLAGS_scorer_threads);
+  c.stream.default_window_frames = absl::GetFlag(FLAGS_window_frames);
+  c.stream.max_window_frames = absl::GetFlag(FLAGS_max_window_frames);
+  c.stream.default_max_latency = absl::GetFlag(FLAGS_max_latency);
+  c.stream.max_frames_per_chunk = absl::GetFlag(FLAGS_max_frames_per_chunk);
+  c.stream.max_stream_windows = absl::GetFlag(FLAGS_max_stream_windows);
+  c.stream.idle_timeout = absl::GetFlag(FLAGS_idle_timeout);
+  c.stream.max_stream_duration = absl::GetFlag(FLAGS_max_stream_duration);
+  c.batcher.max_batch_frames = absl::GetFlag(FLAGS_max_batch_frames);
+  c.batcher.max_queue_delay = absl::GetFlag(FLAGS_max_queue_delay);
+  c.batcher.workers = absl::GetFlag(FLAGS_batch_workers);
+  c.max_streams = absl::GetFlag(FLAGS_max_streams);
+  c.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  c.stream_window_bytes = absl::GetFlag(FLAGS_stream_window_bytes);
+  c.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  c.plaintext = absl::GetFlag(FLAGS_plaintext);
+  c.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  c.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  c.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  c.admin_token_file = absl::GetFlag(FLAGS_admin_token_file);
+  if (absl::Status s = ValidateConfig(c); !s.ok()) return s;
+  return c;
+}
+
+}  // namespace gmmscore::server

@@ -1,0 +1,228 @@
+#include "server/model_registry.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "formats/model_io.h"
+#include "kernels/cpu/cpu_scorer.h"
+#ifdef GMMSCORE_HAVE_CUDA
+#include "kernels/cuda/cuda_scorer.h"
+#endif
+
+namespace gmmscore::server {
+
+ModelEntry::ModelEntry(std::string name, int64_t version, std::string path, std::string format,
+                       std::unique_ptr<Scorer> scorer, std::string device, int64_t num_gauss,
+                       int64_t bytes, Metrics* metrics)
+    : name_(std::move(name)),
+      version_(version),
+      path_(std::move(path)),
+      format_(std::move(format)),
+      scorer_(std::move(scorer)),
+      device_(std::move(device)),
+      num_gauss_(num_gauss),
+      bytes_(bytes),
+      metrics_(metrics),
+      bytes_gauge_(&metrics->model_bytes(name_, version_, device_)) {
+  bytes_gauge_->Set(double(bytes_));
+}
+
+ModelEntry::~ModelEntry() { metrics_->RemoveModelBytes(bytes_gauge_); }
+
+v1::ModelInfo ModelEntry::Info(v1::ModelInfo::Status status) const {
+  v1::ModelInfo info;
+  info.set_name(name_);
+  info.set_version(version_);
+  info.set_status(status);
+  info.set_num_states(num_states());
+  info.set_num_gaussians(num_gauss_);
+  info.set_dim(dim());
+  v1::DeviceBytes* bytes = info.add_bytes_per_device();
+  bytes->set_device(device_);
+  bytes->set_bytes(bytes_);
+  info.set_path(path_);
+  info.set_format(format_);
+  info.set_active_streams(active_streams_.load());
+  return info;
+}
+
+ModelRegistry::ModelRegistry(const ServerConfig& config, Metrics* metrics, HealthStatus* health)
+    : config_(config), metrics_(metrics), health_(health) {}
+
+absl::StatusOr<ModelRegistry::Backend> ModelRegistry::MakeScorer(const GmmModel& model) const {
+  if (config_.backend == "cuda" || config_.backend == "auto") {
+#ifdef GMMSCORE_HAVE_CUDA
+    absl::StatusOr<std::unique_ptr<CudaScorer>> cuda = CudaScorer::Create(model);
+    if (cuda.ok()) {
+      Backend b;
+      b.device = absl::StrCat("cuda:", (*cuda)->device());
+      b.bytes = (*cuda)->device_bytes();
+      b.scorer = *std::move(cuda);
+      return b;
+    }
+    if (config_.backend == "cuda") return cuda.status();
+    std::fprintf(stderr, "gmmscored: --backend auto: CUDA not usable (%s), using cpu\n",
+                 std::string(cuda.status().message()).c_str());
+#else
+    if (config_.backend == "cuda") {
+      return absl::UnimplementedError(
+          "--backend cuda: this build has no CUDA (nvcc was not found)");
+    }
+#endif
+  }
+  Backend b;
+  b.device = "cpu";
+  // The packed CPU layout holds u and v per Gaussian and dimension plus one constant.
+  b.bytes = model.num_gauss() * (2 * int64_t(model.dim()) + 1) * int64_t(sizeof(float));
+  b.scorer = std::make_unique<CpuScorer>(model, config_.scorer_threads);
+  return b;
+}
+
+absl::StatusOr<std::string> ModelRegistry::ResolveUnderRoot(const std::string& relative) const {
+  namespace fs = std::filesystem;
+  if (config_.model_root.empty()) {
+    return absl::FailedPreconditionError(
+        "loading models at run time is disabled: start gmmscored with --model-root");
+  }
+  const fs::path rel(relative);
+  if (relative.empty() || rel.is_absolute()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("model path '", relative, "' must be relative to --model-root"));
+  }
+  for (const fs::path& part : rel) {
+    if (part == "..") {
+      return absl::PermissionDeniedError(
+          absl::StrCat("model path '", relative, "' must not contain '..'"));
+    }
+  }
+  std::error_code ec;
+  const fs::path root = fs::canonical(config_.model_root, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--model-root ", config_.model_root, ": ", ec.message()));
+  }
+  // Symbolic links inside the root may point anywhere; the resolved path decides.
+  const fs::path resolved = fs::weakly_canonical(root / rel, ec);
+  if (ec) {
+    return absl::NotFoundError(absl::StrCat("model path '", relative, "': ", ec.message()));
+  }
+  const std::string root_str = root.string();
+  const std::string resolved_str = resolved.string();
+  if (resolved_str.size() <= root_str.size() ||
+      resolved_str.compare(0, root_str.size(), root_str) || resolved_str[root_str.size()] != '/') {
+    return absl::PermissionDeniedError(
+        absl::StrCat("model path '", relative, "' resolves outside --model-root"));
+  }
+  return resolved_str;
+}
+
+absl::StatusOr<v1::ModelInfo> ModelRegistry::Load(const std::string& name, const std::string& path,
+                                                  bool replace) {
+  if (absl::Status s = ValidateModelName(name); !s.ok()) return s;
+  {
+    std::lock_guard lock(mu_);
+    if (loading_.count(name)) {
+      return absl::AbortedError(absl::StrCat("model '", name, "' is being loaded already"));
+    }
+    const bool exists = ready_.count(name) > 0;
+    if (exists && !replace) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("model '", name, "' is loaded; set replace to load a new version"));
+    }
+    loading_[name] = path;
+    // A replacement keeps the old version serving until the new one is ready.
+    if (!exists) health_->SetModel(name, false);
+  }
+  absl::StatusOr<LoadedModel> loaded = LoadModel(path);
+  absl::StatusOr<Backend> backend = absl::CancelledError("not built");
+  if (loaded.ok()) backend = MakeScorer(loaded->model);
+
+  std::lock_guard lock(mu_);
+  loading_.erase(name);
+  if (!loaded.ok() || !backend.ok()) {
+    const absl::Status& s = loaded.ok() ? backend.status() : loaded.status();
+    return absl::Status(s.code(), absl::StrCat("model '", name, "': ", s.message()));
+  }
+  auto entry = std::make_shared<ModelEntry>(name, ++last_version_[name], path,
+                                            ModelFormatName(loaded->file_format),
+                                            std::move(backend->scorer), backend->device,
+                                            loaded->model.num_gauss(), backend->bytes, metrics_);
+  if (auto old = ready_.find(name); old != ready_.end()) retired_.push_back(old->second);
+  ready_[name] = entry;
+  health_->SetModel(name, true);
+  return entry->Info(v1::ModelInfo::READY);
+}
+
+absl::StatusOr<v1::ModelInfo> ModelRegistry::Unload(const std::string& name) {
+  std::shared_ptr<ModelEntry> entry;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = ready_.find(name);
+    if (it == ready_.end()) {
+      if (loading_.count(name)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("model '", name, "' is loading; unload it once it is ready"));
+      }
+      return absl::NotFoundError(absl::StrCat("no model '", name, "'"));
+    }
+    entry = std::move(it->second);
+    ready_.erase(it);
+    retired_.push_back(entry);
+    health_->SetModel(name, false);
+  }
+  // Streams (and windows queued for scoring) hold their own references; ours is the last one
+  // only when nothing uses the model, and then it is freed on return.
+  const bool in_use = entry.use_count() > 1;
+  return entry->Info(in_use ? v1::ModelInfo::UNLOADING : v1::ModelInfo::UNLOADED);
+}
+
+absl::StatusOr<std::shared_ptr<ModelEntry>> ModelRegistry::Acquire(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  if (const auto it = ready_.find(name); it != ready_.end()) return it->second;
+  if (loading_.count(name)) {
+    return absl::UnavailableError(absl::StrCat("model '", name, "' is loading"));
+  }
+  return absl::NotFoundError(absl::StrCat("no model '", name, "' on this server"));
+}
+
+absl::StatusOr<v1::ModelInfo> ModelRegistry::Get(const std::string& name) {
+  std::lock_guard lock(mu_);
+  if (const auto it = ready_.find(name); it != ready_.end()) {
+    return it->second->Info(v1::ModelInfo::READY);
+  }
+  if (const auto it = loading_.find(name); it != loading_.end()) {
+    v1::ModelInfo info;
+    info.set_name(name);
+    info.set_status(v1::ModelInfo::LOADING);
+    info.set_path(it->second);
+    return info;
+  }
+  return absl::NotFoundError(absl::StrCat("no model '", name, "'"));
+}
+
+void ModelRegistry::PruneRetired() {
+  std::erase_if(retired_, [](const std::weak_ptr<ModelEntry>& w) { return w.expired(); });
+}
+
+std::vector<v1::ModelInfo> ModelRegistry::List() {
+  std::lock_guard lock(mu_);
+  PruneRetired();
+  std::vector<v1::ModelInfo> out;
+  for (const auto& [name, entry] : ready_) out.push_back(entry->Info(v1::ModelInfo::READY));
+  for (const auto& [name, path] : loading_) {
+    if (ready_.count(name)) continue;  // a replacement in progress: the ready one is listed
+    v1::ModelInfo& info = out.emplace_back();
+    info.set_name(name);
+    info.set_status(v1::ModelInfo::LOADING);
+    info.set_path(path);
+  }
+  for (const std::weak_ptr<ModelEntry>& weak : retired_) {
+    if (std::shared_ptr<ModelEntry> entry = weak.lock()) {
+      out.push_back(entry->Info(v1::ModelInfo::UNLOADING));
+    }
+  }
+  return out;
+}
+
+}  // namespace gmmscore::server

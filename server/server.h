@@ -1,0 +1,63 @@
+// The gmmscored server as an object: gRPC services (Scorer, ModelAdmin, health, reflection), the
+// model registry, the batcher, the metrics endpoint. main.cc runs one until SIGTERM; tests run
+// one in-process on a loopback port.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "server/batcher.h"
+#include "server/config.h"
+#include "server/health.h"
+#include "server/metrics.h"
+#include "server/model_admin_service.h"
+#include "server/model_registry.h"
+#include "server/scorer_service.h"
+#include "server/stream_session.h"
+#include "server/timer_queue.h"
+
+namespace gmmscore::server {
+
+class GmmscoreServer {
+ public:
+  // Listens and serves at once, health NOT_SERVING until LoadStartupModels has loaded
+  // config.models. Errors name the flag (listen address, TLS files, token file).
+  static absl::StatusOr<std::unique_ptr<GmmscoreServer>> Start(ServerConfig config);
+  ~GmmscoreServer();  // Drain(0) unless drained already
+  GmmscoreServer(const GmmscoreServer&) = delete;
+  GmmscoreServer& operator=(const GmmscoreServer&) = delete;
+
+  // Loads the --model models in order, then reports SERVING; the first failure is returned.
+  absl::Status LoadStartupModels();
+  // SIGTERM: health NOT_SERVING, new streams refused (UNAVAILABLE), open streams stop reading and
+  // get every frame read scored and sent, then gRPC shuts down; streams still open at the
+  // deadline are cancelled. True when every stream ended in time.
+  bool Drain(absl::Duration timeout);
+
+  int port() const { return port_; }
+  int metrics_port() const { return metrics_.port(); }
+  ModelRegistry& registry() { return registry_; }
+  Metrics& metrics() { return metrics_; }
+  int32_t open_streams() { return tracker_.size(); }
+
+ private:
+  explicit GmmscoreServer(ServerConfig config);
+
+  const ServerConfig config_;
+  Metrics metrics_;
+  HealthStatus health_;
+  TimerQueue timers_;
+  ModelRegistry registry_;
+  Batcher batcher_;
+  SessionTracker tracker_;
+  TaskQueue loader_;  // after the registry, before the services that post to it
+  std::unique_ptr<ScorerService> scorer_service_;
+  std::unique_ptr<ModelAdminService> admin_service_;
+  std::unique_ptr<grpc::Server> server_;  // last: shut down and destroyed first
+  int port_ = 0;
+  bool drained_ = false;
+};
+
+}  // namespace gmmscore::server

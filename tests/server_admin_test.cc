@@ -1,0 +1,327 @@
+// Model administration through the daemon: the admin token, --model-root confinement, loading,
+// replacing and unloading models while streams use them; health per model; the Prometheus
+// endpoint; TLS and mTLS.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "tests/server_test_util.h"
+
+namespace gmmscore::testing {
+namespace {
+
+constexpr char kToken[] = "s3cret-token";
+
+class ServerAdminTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = dir_.file("models");
+    std::filesystem::create_directories(root_ + "/kaldi");
+    std::filesystem::copy_file(MonoModelPath(), root_ + "/kaldi/final.mdl");
+    WriteFile(dir_.file("token"), std::string(kToken) + "\n");
+    server::ServerConfig config = LoopbackConfig();
+    config.model_root = root_;
+    config.admin_token_file = dir_.file("token");
+    // Stopping the metrics endpoint takes civetweb up to 2 s: only the test that scrapes it
+    // has one.
+    if (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) ==
+        "PrometheusEndpoint") {
+      config.metrics_listen = "127.0.0.1:0";
+    }
+    server_ = StartServer(config);
+    ASSERT_NE(server_, nullptr);
+    channel_ = Connect(server_->port());
+  }
+
+  TempDir dir_;
+  std::string root_;
+  std::unique_ptr<server::GmmscoreServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  const Matrix& feats_ = MonoFeatures().at("cards-001");
+};
+
+TEST_F(ServerAdminTest, ListAndGetNeedNoToken) {
+  client::AdminClient anyone(channel_);
+  auto models = anyone.List();
+  ASSERT_TRUE(models.ok()) << models.status();
+  ASSERT_EQ(models->size(), 1u);
+  const v1::ModelInfo& m = (*models)[0];
+  EXPECT_EQ(m.name(), "mono");
+  EXPECT_EQ(m.version(), 1);
+  EXPECT_EQ(m.status(), v1::ModelInfo::READY);
+  EXPECT_EQ(m.num_states(), 56);
+  EXPECT_EQ(m.num_gaussians(), 677);
+  EXPECT_EQ(m.dim(), 39);
+  EXPECT_EQ(m.format(), "kaldi");
+  ASSERT_EQ(m.bytes_per_device_size(), 1);
+  EXPECT_EQ(m.bytes_per_device(0).device(), "cpu");
+  EXPECT_EQ(m.bytes_per_device(0).bytes(), 677 * (2 * 39 + 1) * 4);
+  EXPECT_EQ(anyone.Get("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ServerAdminTest, MutationsNeedTheToken) {
+  client::AdminClient anonymous(channel_);
+  EXPECT_EQ(anonymous.Load("x", "kaldi/final.mdl").status().code(),
+            absl::StatusCode::kUnauthenticated);
+  client::AdminClient wrong(channel_, "guess");
+  EXPECT_EQ(wrong.Unload("mono").status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(client::AdminClient(channel_).Get("mono").ok());  // still there
+}
+
+TEST(ServerAdminNoTokenTest, MutationsAreDisabledWithoutATokenFile) {
+  auto server = StartServer(LoopbackConfig());
+  ASSERT_NE(server, nullptr);
+  client::AdminClient admin(Connect(server->port()), "anything");
+  const absl::Status s = admin.Unload("mono").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(s.message().find("--admin-token-file"), std::string::npos) << s;
+}
+
+TEST_F(ServerAdminTest, LoadsAreConfinedToTheModelRoot) {
+  client::AdminClient admin(channel_, kToken);
+  std::filesystem::create_symlink(MonoModelPath(), root_ + "/escape.mdl");
+  for (const char* path : {"../token", "/etc/passwd", "kaldi/../../token", "escape.mdl", ""}) {
+    EXPECT_EQ(admin.Load("x", path).status().code(), absl::StatusCode::kPermissionDenied) << path;
+  }
+  EXPECT_FALSE(admin.Load("x", "kaldi/missing.mdl").ok());
+  EXPECT_EQ(admin.Load("bad name!", "kaldi/final.mdl").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto loaded = admin.Load("mono2", "kaldi/final.mdl");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->status(), v1::ModelInfo::READY);
+  EXPECT_EQ(loaded->version(), 1);
+  EXPECT_TRUE(client::CheckHealth(channel_, "gmmscore.v1.Scorer/mono2").ok());
+  auto scores = StreamScores(channel_, StreamConfigFor("on-mono2", 10, "mono2"), feats_, 50);
+  ASSERT_TRUE(scores.ok()) << scores.status();
+  EXPECT_EQ(*scores, OfflineScores(MonoModelPath(), feats_));
+  EXPECT_EQ(admin.Load("mono2", "kaldi/final.mdl").status().code(),
+            absl::StatusCode::kAlreadyExists);
+}
+
+// Unloading a model in use: its streams keep scoring with it to their end, new streams get
+// NOT_FOUND, it is listed UNLOADING until the last stream ends, then freed.
+TEST_F(ServerAdminTest, UnloadWhileStreaming) {
+  client::AdminClient admin(channel_, kToken);
+  std::vector<int64_t> versions;
+  client::ScoreStream::Options options;
+  options.on_window = [&](const client::ScoreWindow& w) {
+    versions.push_back(w.response->models(0).version());
+  };
+  auto stream = client::ScoreStream::Open(channel_, StreamConfigFor("busy", 10), options);
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE((*stream)->Push(Rows(feats_, 0, 40)).ok());
+  ASSERT_TRUE((*stream)->WaitForFrames(40));
+
+  auto unloaded = admin.Unload("mono");
+  ASSERT_TRUE(unloaded.ok()) << unloaded.status();
+  EXPECT_EQ(unloaded->status(), v1::ModelInfo::UNLOADING);
+  EXPECT_EQ(unloaded->active_streams(), 1);
+  EXPECT_EQ(client::CheckHealth(channel_, "gmmscore.v1.Scorer/mono").code(),
+            absl::StatusCode::kUnavailable);
+  auto refused = StreamScores(channel_, StreamConfigFor("new", 10), Rows(feats_, 0, 5), 5);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kNotFound);
+  auto listed = admin.List();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].status(), v1::ModelInfo::UNLOADING);
+
+  ASSERT_TRUE((*stream)->Push(Rows(feats_, 40, feats_.rows - 40)).ok());
+  ASSERT_TRUE((*stream)->End().ok());
+  ASSERT_TRUE((*stream)->Finish().ok());
+  const Matrix offline = OfflineScores(MonoModelPath(), feats_);
+  ASSERT_EQ((*stream)->NumFramesReady(), feats_.rows);
+  for (int32_t t = 0; t < feats_.rows; t += 7) {
+    EXPECT_EQ((*stream)->LogLikelihood(t, 3), offline.at(t, 3));
+  }
+  for (int64_t v : versions) EXPECT_EQ(v, 1);
+  // Freed once the stream (and its last window) let go.
+  ASSERT_TRUE(WaitFor([&] {
+    auto now = admin.List();
+    return now.ok() && now->empty();
+  }));
+  // Its gmmscore_model_bytes series went with it.
+  for (const prometheus::MetricFamily& family : server_->metrics().registry().Collect()) {
+    if (family.name == "gmmscore_model_bytes") {
+      EXPECT_TRUE(family.metric.empty());
+    }
+  }
+  EXPECT_EQ(admin.Unload("mono").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ServerAdminTest, ReplaceServesTheNewVersionToNewStreamsOnly) {
+  client::AdminClient admin(channel_, kToken);
+  std::vector<int64_t> old_versions;
+  client::ScoreStream::Options options;
+  options.on_window = [&](const client::ScoreWindow& w) {
+    old_versions.push_back(w.response->models(0).version());
+  };
+  auto old_stream = client::ScoreStream::Open(channel_, StreamConfigFor("old", 10), options);
+  ASSERT_TRUE(old_stream.ok());
+  ASSERT_TRUE((*old_stream)->Push(Rows(feats_, 0, 20)).ok());
+  ASSERT_TRUE((*old_stream)->WaitForFrames(20));
+
+  auto replaced = admin.Load("mono", "kaldi/final.mdl", /*replace=*/true);
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  EXPECT_EQ(replaced->version(), 2);
+  std::vector<int64_t> new_versions;
+  options.on_window = [&](const client::ScoreWindow& w) {
+    new_versions.push_back(w.response->models(0).version());
+  };
+  auto new_stream = client::ScoreStream::Open(channel_, StreamConfigFor("new", 10), options);
+  ASSERT_TRUE(new_stream.ok());
+  for (auto* s : {&*old_stream, &*new_stream}) {
+    ASSERT_TRUE((*s)->Push(Rows(feats_, (*s)->frames_sent() > 0 ? 20 : 0, 20)).ok());
+    ASSERT_TRUE((*s)->End().ok());
+    ASSERT_TRUE((*s)->Finish().ok());
+  }
+  EXPECT_EQ(old_versions, std::vector<int64_t>(4, 1));
+  EXPECT_EQ(new_versions, std::vector<int64_t>(2, 2));
+}
+
+TEST(ServerStartupTest, NotServingUntilTheModelsAreLoaded) {
+  auto server = server::GmmscoreServer::Start(LoopbackConfig());
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto channel = Connect((*server)->port());
+  EXPECT_EQ(client::CheckHealth(channel).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(client::CheckHealth(channel, "gmmscore.v1.Scorer").code(),
+            absl::StatusCode::kUnavailable);
+  ASSERT_TRUE((*server)->LoadStartupModels().ok());
+  EXPECT_TRUE(client::CheckHealth(channel).ok());
+  EXPECT_TRUE(client::CheckHealth(channel, "gmmscore.v1.Scorer/mono").ok());
+}
+
+TEST_F(ServerAdminTest, HealthPerModel) {
+  EXPECT_TRUE(client::CheckHealth(channel_).ok());
+  EXPECT_TRUE(client::CheckHealth(channel_, "gmmscore.v1.Scorer").ok());
+  EXPECT_TRUE(client::CheckHealth(channel_, "gmmscore.v1.Scorer/mono").ok());
+  EXPECT_EQ(client::CheckHealth(channel_, "gmmscore.v1.Scorer/nope").code(),
+            absl::StatusCode::kNotFound);
+}
+
+// GET /metrics over a plain socket.
+std::string HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(uint16_t(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  EXPECT_EQ(write(fd, request.data(), request.size()), ssize_t(request.size()));
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) response.append(buffer, size_t(n));
+  close(fd);
+  return response;
+}
+
+TEST_F(ServerAdminTest, PrometheusEndpoint) {
+  ASSERT_TRUE(StreamScores(channel_, StreamConfigFor("metered", 10), feats_, 30).ok());
+  EXPECT_FALSE(StreamScores(channel_, StreamConfigFor("bad", 10, "nope"), feats_, 30).ok());
+  ASSERT_GT(server_->metrics_port(), 0);
+  const std::string text = HttpGet(server_->metrics_port(), "/metrics");
+  for (const std::string& expected : {
+           std::string("gmmscore_active_streams 0"),
+           "gmmscore_frames_received_total{model=\"mono\"} " + std::to_string(feats_.rows),
+           "gmmscore_frames_scored_total{model=\"mono\"} " + std::to_string(feats_.rows),
+           "gmmscore_windows_sent_total " + std::to_string((feats_.rows + 9) / 10),
+           std::string("gmmscore_stream_failures_total{reason=\"unknown_model\"} 1"),
+           "gmmscore_model_bytes{device=\"cpu\",model=\"mono\",version=\"1\"} " +
+               std::to_string(677 * (2 * 39 + 1) * 4),
+           std::string("gmmscore_batch_frames_bucket{le=\"10\"}"),
+           std::string("gmmscore_queue_wait_seconds_count"),
+           std::string("gmmscore_compute_seconds_sum"),
+           std::string("gmmscore_window_latency_seconds_count " +
+                       std::to_string((feats_.rows + 9) / 10)),
+           std::string("gmmscore_stream_buffered_bytes 0"),
+       }) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+}
+
+// TLS with certificates made by the openssl command: server-only, then mutual.
+class ServerTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("command -v openssl >/dev/null 2>&1") != 0) {
+      GTEST_SKIP() << "no openssl command to make test certificates";
+    }
+    const std::string d = dir_.file("");
+    const std::string script =
+        "set -e; cd '" + d +
+        "'; "
+        "ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'; "
+        "openssl req -x509 $ec -keyout ca.key -out ca.crt -days 2 -subj /CN=gmmscore-test-ca; "
+        "for n in server client; do "
+        "  openssl req $ec -keyout $n.key -out $n.csr -subj /CN=$n; "
+        "  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > $n.ext; "
+        "  openssl x509 -req -in $n.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 "
+        "    -extfile $n.ext -out $n.crt; "
+        "done 2>/dev/null";
+    WriteFile(dir_.file("make-certs.sh"), script);
+    ASSERT_EQ(std::system(("bash '" + dir_.file("make-certs.sh") + "'").c_str()), 0);
+  }
+
+  std::unique_ptr<server::GmmscoreServer> StartTls(bool mutual) {
+    server::ServerConfig config = LoopbackConfig();
+    config.plaintext = false;
+    config.tls_cert_file = dir_.file("server.crt");
+    config.tls_key_file = dir_.file("server.key");
+    if (mutual) config.tls_client_ca_file = dir_.file("ca.crt");
+    return StartServer(config);
+  }
+
+  absl::Status Score(int port, bool client_cert, bool plaintext = false) {
+    client::ChannelOptions o;
+    o.server = "127.0.0.1:" + std::to_string(port);
+    o.plaintext = plaintext;
+    o.ca_cert_file = dir_.file("ca.crt");
+    o.server_name_override = "localhost";
+    if (client_cert) {
+      o.client_cert_file = dir_.file("client.crt");
+      o.client_key_file = dir_.file("client.key");
+    }
+    auto channel = client::MakeChannel(o);
+    if (!channel.ok()) return channel.status();
+    return StreamScores(*channel, StreamConfigFor("tls", 10), Rows(feats_, 0, 25), 25).status();
+  }
+
+  TempDir dir_;
+  const Matrix& feats_ = MonoFeatures().at("cards-001");
+};
+
+TEST_F(ServerTlsTest, ServerCertificate) {
+  auto server = StartTls(false);
+  ASSERT_NE(server, nullptr);
+  EXPECT_TRUE(Score(server->port(), false).ok());
+  EXPECT_EQ(Score(server->port(), false, /*plaintext=*/true).code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST_F(ServerTlsTest, MutualTlsNeedsAClientCertificate) {
+  auto server = StartTls(true);
+  ASSERT_NE(server, nullptr);
+  EXPECT_TRUE(Score(server->port(), true).ok());
+  EXPECT_EQ(Score(server->port(), false).code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(ServerConfigTest, PlaintextOnlyWhenAsked) {
+  server::ServerConfig config = LoopbackConfig();
+  config.plaintext = false;
+  const absl::Status s = server::GmmscoreServer::Start(config).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("--plaintext"), std::string::npos) << s;
+  config.tls_cert_file = "/nonexistent.crt";
+  config.tls_key_file = "/nonexistent.key";
+  EXPECT_EQ(server::GmmscoreServer::Start(config).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace gmmscore::testing
