@@ -13,42 +13,20 @@
 
 #include "kernels/cpu/reference_scorer.h"
 #include "kernels/cuda/cuda_packed_model.h"
+#include "tests/cuda_test_util.h"
 #include "tests/random_model.h"
 
 namespace gmmscore {
 namespace {
 
+using testing::kCudaTolerance;
+using testing::MaxAbsError;
+using testing::PoisonedScores;
 using testing::RandomFeatures;
 using testing::RandomModel;
 using testing::RandomModelOptions;
-
-constexpr double kTolerance = 1e-3;  // nats, DESIGN.md
-
-double MaxAbsError(const Matrix& fast, const std::vector<double>& ref) {
-  double worst = 0.0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    // NaN compares false: count it as the worst error there is.
-    const double error = std::abs(double(fast.data[i]) - ref[i]);
-    worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : std::max(worst, error);
-  }
-  return worst;
-}
-
-// An output of the right shape that holds NaN everywhere: Score must overwrite all of it.
-Matrix PoisonedScores(int32_t frames, int32_t states) {
-  Matrix out(frames, states);
-  std::fill(out.data.begin(), out.data.end(), std::numeric_limits<float>::quiet_NaN());
-  return out;
-}
-
-RandomModelOptions UnevenModel(int32_t dim) {
-  RandomModelOptions o;
-  o.dim = dim;
-  o.num_states = 150;  // two full groups of 64 and one of 22
-  o.min_gauss = 1;
-  o.max_gauss = 300;
-  return o;
-}
+using testing::UnevenModel;
+using testing::WithCudaDevice;
 
 // Scores frames from the packed layout on the host, in double, with the kernel's indexing: the
 // layout's sorting, padding, shift and log2 scaling are checked without a GPU.
@@ -128,21 +106,6 @@ TEST(CudaModelLayout, HostEmulationMatchesReference) {
   }
 }
 
-// Skips the test, naming the reason, where the CUDA runtime finds no device.
-template <typename Base>
-class WithCudaDevice : public Base {
- protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess) {
-      GTEST_SKIP() << "no CUDA device: " << cudaGetErrorName(error) << " ("
-                   << cudaGetErrorString(error) << ")";
-    }
-    if (count == 0) GTEST_SKIP() << "no CUDA device present";
-  }
-};
-
 using CudaScorerTest = WithCudaDevice<::testing::Test>;
 
 class CudaScorerVsReference : public WithCudaDevice<::testing::TestWithParam<int32_t>> {};
@@ -154,6 +117,7 @@ TEST_P(CudaScorerVsReference, EveryScoreWrittenAndWithinTolerance) {
   const GmmModel model = RandomModel(o, 1234u + dim);
   CudaScorerOptions options;
   options.poison_output = true;
+  options.kernel_mode = CudaKernelMode::kSimt;
   absl::StatusOr<std::unique_ptr<CudaScorer>> scorer = CudaScorer::Create(model, options);
   ASSERT_TRUE(scorer.ok()) << scorer.status();
   // 1 and 7 frames leave a block's second slice idle; 1000 ends in a partial block.
@@ -163,7 +127,8 @@ TEST_P(CudaScorerVsReference, EveryScoreWrittenAndWithinTolerance) {
     ASSERT_TRUE((*scorer)->Score(feats, &out).ok());
     ASSERT_EQ(out.rows, frames);
     ASSERT_EQ(out.cols, model.num_states());
-    EXPECT_LE(MaxAbsError(out, ReferenceScores(model, feats)), kTolerance) << frames << " frames";
+    EXPECT_LE(MaxAbsError(out, ReferenceScores(model, feats)), kCudaTolerance)
+        << frames << " frames";
   }
 }
 
@@ -175,10 +140,12 @@ INSTANTIATE_TEST_SUITE_P(Dims, CudaScorerVsReference, ::testing::Values(1, 13, 3
 TEST_F(CudaScorerTest, LongInputsInSeveralLaunchesGiveTheSameScores) {
   const GmmModel model = RandomModel(UnevenModel(39), 5);
   const Matrix feats = RandomFeatures(1000, 39, 0.0f, 2.5f, 6);
-  CudaScorerOptions small;
+  CudaScorerOptions whole_options;
+  whole_options.kernel_mode = CudaKernelMode::kSimt;
+  CudaScorerOptions small = whole_options;
   small.max_frames = 100;
   small.poison_output = true;
-  auto whole = CudaScorer::Create(model);
+  auto whole = CudaScorer::Create(model, whole_options);
   auto chunked = CudaScorer::Create(model, small);
   ASSERT_TRUE(whole.ok()) << whole.status();
   ASSERT_TRUE(chunked.ok()) << chunked.status();
@@ -202,13 +169,15 @@ TEST_F(CudaScorerTest, ExtremeButValidValues) {
   Matrix feats = RandomFeatures(33, 39, 50.0f, 10.0f, 8);
   for (int32_t d = 0; d < 39; ++d) feats.at(32, d) = -200.0f;
   const std::vector<double> ref = ReferenceScores(model, feats);
-  auto scorer = CudaScorer::Create(model);
+  CudaScorerOptions options;
+  options.kernel_mode = CudaKernelMode::kSimt;
+  auto scorer = CudaScorer::Create(model, options);
   ASSERT_TRUE(scorer.ok()) << scorer.status();
   Matrix out;
   ASSERT_TRUE((*scorer)->Score(feats, &out).ok());
   for (size_t i = 0; i < ref.size(); ++i) {
     ASSERT_TRUE(std::isfinite(out.data[i])) << i;
-    EXPECT_NEAR(out.data[i], ref[i], std::max(kTolerance, 2e-6 * std::abs(ref[i]))) << i;
+    EXPECT_NEAR(out.data[i], ref[i], std::max(kCudaTolerance, 2e-6 * std::abs(ref[i]))) << i;
   }
 }
 
@@ -268,7 +237,7 @@ TEST_F(CudaScorerTest, ZeroFramesGiveEmptyScores) {
   ASSERT_TRUE((*scorer)->Score(Matrix(0, 13), &out).ok());
   EXPECT_EQ(out.rows, 0);
   EXPECT_EQ(out.cols, model.num_states());
-  EXPECT_EQ((*scorer)->name(), "cuda-simt");
+  EXPECT_EQ((*scorer)->name(), "cuda-auto");
 }
 
 TEST(CudaScorerWithoutDevice, MissingDeviceIsUnavailable) {

@@ -1,12 +1,16 @@
-// cuda_bench: the fused SIMT scorer against the cuBLAS two-kernel peer, in one run on one device
-// (DESIGN.md, "Numbers that matter"; the cases of paper gmm-scoring-on-gpu.md, section 5).
+// cuda_bench: the CUDA scorers' kernels (SIMT, tensor-core 3xTF32, tensor-core 1xTF32) against
+// the cuBLAS two-kernel peer, in one run on one device (DESIGN.md, "Numbers that matter"; the
+// cases of paper gmm-scoring-on-gpu.md, section 5).
 //
 // For each model size, window and path it prints the median time per window with the host-device
 // copies (CUDA events around H2D, kernels and D2H between pinned buffers), the median of the
 // kernels alone, Gaussian-frames per second of both, the real-time factor at 100 frames/s, and
 // the largest absolute error against the float64 reference on the first frames of a window. The
-// measured float32 FMA rate gives each case's ceiling. Every iteration scores another of
-// kInputSets random windows (never zeros), so no run reuses the last one's inputs.
+// tensor-core paths run in the blocking CudaScorer's autotune picks for the window (printed), and
+// the choice of CudaKernelMode::kAuto is printed too. The measured float32 FMA rate gives each
+// case's FP32 ceiling, the measured mma.sync TF32 rate the tensor paths' ceiling. Every iteration
+// scores another of kInputSets random windows (never zeros), so no run reuses the last one's
+// inputs.
 //
 // Usage: cuda_bench [CASES]    CASES: letters of the cases to run, e.g. "a" (default "abc")
 #include <cuda_runtime_api.h>
@@ -35,7 +39,8 @@ namespace {
 constexpr int kInputSets = 8;
 constexpr int kWarmup = 3;
 constexpr int kIterations = 50;
-constexpr int32_t kErrorFrames = 4;  // frames checked against the float64 reference
+// Frames checked against the float64 reference: a whole 16-frame tile of the tensor kernel.
+constexpr int32_t kErrorFrames = 16;
 constexpr double kFramesPerSecond = 100.0;
 
 struct Case {
@@ -53,8 +58,9 @@ struct Row {
   std::string path;
   double ms = 0.0;
   double kernel_ms = 0.0;
-  double gauss_frames = 0.0;  // per window
-  double ceiling = 0.0;       // Gaussian-frames/s at the measured FMA rate
+  double gauss_frames = 0.0;    // per window
+  double ceiling = 0.0;         // Gaussian-frames/s at the measured FMA rate
+  double tensor_ceiling = 0.0;  // Gaussian-frames/s at the measured TF32 mma rate; 0: not tensor
   double error = 0.0;
 };
 
@@ -113,6 +119,15 @@ absl::StatusOr<Row> Measure(cudaStream_t stream, Inputs& inputs,
   return row;
 }
 
+// Gaussian-frames/s the tensor kernel of config's kind could reach at the measured TF32 mma rate:
+// each Gaussian-frame is 2 x 8 multiply-adds a chunk of 4 dimensions (x' u and x'^2 v), for each
+// of the kind's products.
+double TensorCeiling(const CudaKernelConfig& config, int32_t dim, const DeviceCeilings& ceilings) {
+  if (config.kind == CudaKernelKind::kSimt) return 0.0;
+  const int products = config.kind == CudaKernelKind::kTensor3xTf32 ? 3 : 1;
+  return ceilings.tf32_flops / (products * 2.0 * 8.0 * ((dim + 3) / 4));
+}
+
 absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<Row>* rows) {
   testing::RandomModelOptions o;
   o.num_states = c.states;
@@ -122,29 +137,42 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
   const int32_t max_window = *std::max_element(c.windows.begin(), c.windows.end());
   CudaScorerOptions options;
   options.max_frames = max_window;
-  GMM_ASSIGN_OR_RETURN(auto simt, CudaScorer::Create(model, options));
+  GMM_ASSIGN_OR_RETURN(auto scorer, CudaScorer::Create(model, options));
   GMM_ASSIGN_OR_RETURN(auto cublas, CublasTwoKernel::Create(model, max_window));
   std::printf(
-      "case (%s): %d states x %d Gaussians x %d dims; device memory: SIMT %.1f MB, "
-      "cuBLAS two-kernel %.1f MB\n",
-      c.label, c.states, c.gauss, c.dim, 1e-6 * double(simt->device_bytes()),
+      "case (%s): %d states x %d Gaussians x %d dims; device memory: CUDA scorer (both layouts) "
+      "%.1f MB, cuBLAS two-kernel %.1f MB\n",
+      c.label, c.states, c.gauss, c.dim, 1e-6 * double(scorer->device_bytes()),
       1e-6 * double(cublas->device_bytes()));
-  std::printf("SIMT kernel: %s\n", simt->kernel().Summary().c_str());
+  std::printf("kernels: %s\n", scorer->KernelSummary().c_str());
   for (int32_t window : c.windows) {
     GMM_ASSIGN_OR_RETURN(Inputs inputs, MakeInputs(model, window, 7u * window));
-    const SimtModelView view = simt->packed().view();
-    GMM_ASSIGN_OR_RETURN(Row simt_row, Measure(
-                                           simt->stream(), inputs,
-                                           [&](int i) {
-                                             return simt->Enqueue(inputs.host[i % kInputSets].get(),
-                                                                  window, inputs.host_out.get());
-                                           },
-                                           [&](int i) {
-                                             return simt->kernel().Launch(
-                                                 view, inputs.device[i % kInputSets].get(), window,
-                                                 inputs.device_out.get(), simt->stream());
-                                           }));
-    simt_row.path = "SIMT fused";
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig tensor,
+                         scorer->Tune(window, CudaKernelMode::kTensor));
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig fast,
+                         scorer->Tune(window, CudaKernelMode::kTensorFast));
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig chosen, scorer->ConfigFor(window));
+    std::printf("window %d: autotune: 3xTF32 -> %s; 1xTF32 -> %s; auto -> %s\n", window,
+                ToString(tensor).c_str(), ToString(fast).c_str(), ToString(chosen).c_str());
+    const auto scorer_path = [&](const CudaKernelConfig& config,
+                                 const char* path) -> absl::StatusOr<Row> {
+      GMM_ASSIGN_OR_RETURN(
+          Row row, Measure(
+                       scorer->stream(), inputs,
+                       [&](int i) {
+                         return scorer->Enqueue(config, inputs.host[i % kInputSets].get(), window,
+                                                inputs.host_out.get());
+                       },
+                       [&](int i) {
+                         return scorer->EnqueueDevice(config, inputs.device[i % kInputSets].get(),
+                                                      window, inputs.device_out.get());
+                       }));
+      row.path = path;
+      row.tensor_ceiling = TensorCeiling(config, c.dim, ceilings);
+      return row;
+    };
+    GMM_ASSIGN_OR_RETURN(Row simt_row, scorer_path({}, "SIMT fused"));
+    GMM_ASSIGN_OR_RETURN(Row tensor_row, scorer_path(tensor, "tensor 3xTF32 fused"));
     GMM_ASSIGN_OR_RETURN(Row cublas_row,
                          Measure(
                              cublas->stream(), inputs,
@@ -157,7 +185,8 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
                                                             window, inputs.device_out.get());
                              }));
     cublas_row.path = "cuBLAS SGEMM + log-add";
-    for (Row* row : {&simt_row, &cublas_row}) {
+    GMM_ASSIGN_OR_RETURN(Row fast_row, scorer_path(fast, "tensor 1xTF32 fused (inexact)"));
+    for (Row* row : {&simt_row, &tensor_row, &cublas_row, &fast_row}) {
       row->label = c.label;
       row->model = absl::StrCat(c.states, "x", c.gauss, "x", c.dim);
       row->window = window;
@@ -182,6 +211,16 @@ void PrintTable(const std::vector<Row>& rows) {
                 r.label.c_str(), r.model.c_str(), r.window, r.path.c_str(), r.ms, r.kernel_ms, rate,
                 kernel_rate, 100.0 * kernel_rate / r.ceiling, rtf, r.error);
   }
+  std::printf(
+      "\n| case | window | path | kernel Gauss-frames/s | TF32 mma ceiling | kernel / ceiling |\n"
+      "|---|---:|---|---:|---:|---:|\n");
+  for (const Row& r : rows) {
+    if (r.tensor_ceiling == 0.0) continue;
+    const double kernel_rate = r.gauss_frames / (1e-3 * r.kernel_ms);
+    std::printf("| (%s) | %d | %s | %.3g | %.3g | %.0f%% |\n", r.label.c_str(), r.window,
+                r.path.c_str(), kernel_rate, r.tensor_ceiling,
+                100.0 * kernel_rate / r.tensor_ceiling);
+  }
 }
 
 absl::Status Run(const std::string& selected) {
@@ -204,8 +243,11 @@ absl::Status Run(const std::string& selected) {
   const absl::StatusOr<DeviceCeilings> ceilings = MeasureDeviceCeilings(stream);
   (void)cudaStreamDestroy(stream);
   GMM_RETURN_IF_ERROR(ceilings.status());
-  std::printf("measured: float32 FMA %.3g /s; device copy %.3g B/s (read + write)\n",
-              ceilings->fma_per_second, ceilings->copy_bytes_per_second);
+  std::printf(
+      "measured: float32 FMA %.3g /s; mma.sync TF32 %.3g FLOP/s, BF16 %.3g FLOP/s; device copy "
+      "%.3g B/s (read + write)\n",
+      ceilings->fma_per_second, ceilings->tf32_flops, ceilings->bf16_flops,
+      ceilings->copy_bytes_per_second);
 
   const std::vector<Case> cases = {
       {"a", 5000, 256, 36, {256}}, {"b", 5000, 16, 36, {8, 32, 256}}, {"c", 5000, 32, 39, {512}}};

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from a bundle made by make_device_bundle.sh: the CUDA tests, the
 # benchmark, and the instruction mix of the compiled kernels (from cuobjdump). Logs go to $OUT.
-# Usage: device_run.sh [profile]   (profile: also Nsight Compute on one SIMT launch of case (a))
+# Usage: device_run.sh [profile]   (profile: also Nsight Compute on one launch each of the SIMT
+# and the 3xTF32 tensor-core kernel in case (a))
 set -uo pipefail
 cd "$(dirname "$0")"
 out="${OUT:-.}"
@@ -11,23 +12,35 @@ export LD_LIBRARY_PATH="$PWD/lib:$(dirname "${cublas:-/usr/local/cuda/lib64/x}")
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv
 status=0
-./cuda_scorer_test --gtest_brief=1 2>&1 | tee "$out/test.log" || status=1
-./cuda_bench 2>&1 | tee "$out/bench.log" || status=1
+for test in cuda_scorer_test cuda_tensor_scorer_test; do
+  timeout 300 "./$test" 2>&1 | tee "$out/$test.log" | grep -vE '^\[ +(RUN|OK) +\]' || status=1
+done
+timeout 400 ./cuda_bench 2>&1 | tee "$out/bench.log" || status=1
 cuobjdump="$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)"
 "$cuobjdump" -sass ./cuda_bench >"$out/sass.txt" 2>&1
-echo "kernel instruction counts (FFMA LDS LDG MUFU local-memory):"
-awk '/Function :/ {fn = $3}
-     /FFMA/ {ffma[fn]++} /LDS/ {lds[fn]++} /LDG/ {ldg[fn]++} /MUFU/ {mufu[fn]++}
-     /LDL|STL/ {lmem[fn]++}
-     END {for (f in ffma) printf "%s %d %d %d %d %d\n", f, ffma[f], lds[f], ldg[f], mufu[f], lmem[f]}' \
-  "$out/sass.txt" | grep -i simt
+echo "kernel instruction counts (FFMA HMMA LDS LDG MUFU BAR local-memory):"
+awk '/Function :/ {fn = $3; seen[fn] = 1}
+     /FFMA/ {ffma[fn]++} /HMMA/ {hmma[fn]++} /LDS/ {lds[fn]++} /LDG/ {ldg[fn]++}
+     /MUFU/ {mufu[fn]++} /BAR/ {bar[fn]++} /LDL|STL/ {lmem[fn]++}
+     END {for (f in seen) printf "%s %d %d %d %d %d %d %d\n", f, ffma[f], hmma[f], lds[f], ldg[f],
+                                 mufu[f], bar[f], lmem[f]}' \
+  "$out/sass.txt" | grep -iE 'simt|ILi9ELb|ILi10ELb' | sort
 if [ "${1:-}" = profile ]; then
   ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
-  timeout 300 "$ncu" --clock-control none -k regex:SimtScoreKernel -c 1 \
-    --section SpeedOfLight --section Occupancy --section LaunchStats \
-    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section SchedulerStats ./cuda_bench a >"$out/ncu.txt" 2>&1
-  grep -E "SimtScoreKernel|Duration|Throughput|Pipe|Issue Slots|Achieved Occupancy|Hit Rate|Registers|Warp Cycles|Eligible|Stall" \
-    "$out/ncu.txt" | head -60
+  sections=(--section SpeedOfLight --section Occupancy --section LaunchStats
+    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
+    --section WarpStateStats --section SchedulerStats --section InstructionStats)
+  # kernel:launches to skip, past the autotune's launches of the kernel (SIMT: 4 in the kAuto
+  # tune; 3xTF32: 64 in each of the kTensor and kAuto tunes): the one profiled is a timed row's,
+  # in the blocking the autotune of that (profiled) process picked.
+  for entry in SimtScoreKernel:60 TensorScoreKernelILi9ELb1E:160; do
+    kernel="${entry%%:*}"
+    timeout 240 "$ncu" --clock-control none --kernel-name-base mangled -k "regex:$kernel" \
+      --launch-skip "${entry##*:}" -c 1 \
+      "${sections[@]}" ./cuda_bench a >"$out/ncu-$kernel.txt" 2>&1
+    grep -E "ScoreKernel|Duration|Throughput|Pipe|Issue Slots|Achieved Occupancy|Hit Rate" \
+      "$out/ncu-$kernel.txt" | head -30
+    grep -E "Registers|Warp Cycles|Eligible|Stall|Executed Ipc" "$out/ncu-$kernel.txt" | head -30
+  done
 fi
 exit $status

@@ -81,36 +81,45 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
   layout.params.assign(size_t(quads) * quad_floats + chunk_floats, 0.0f);
   layout.gconst.assign(size_t(quads) * kQuadGauss * kGroupStates, kPadGconst);
 
-  const double log2e = std::numbers::log2e;
-  const double half_dim_log_2pi = 0.5 * dim * std::log(2.0 * std::numbers::pi);
+  std::vector<float> u(dim);
+  std::vector<float> v(dim);
   for (int32_t g = 0; g < layout.num_groups; ++g) {
     for (int32_t slot = 0; slot < kGroupStates; ++slot) {
       const int32_t state = layout.slot_state[size_t(g) * kGroupStates + slot];
       if (state < 0) continue;
       for (int32_t i = 0; i < model.num_gauss_in(state); ++i) {
-        const int64_t gauss = model.gauss_begin(state) + i;
         const int64_t quad = layout.group_first_quad[g] + i / kQuadGauss;
         const int32_t in_quad = i % kQuadGauss;
-        const auto mean = model.mean(gauss);
-        const auto var = model.variance(gauss);
-        double k = model.log_weight(gauss) - half_dim_log_2pi;
+        const float k =
+            ExpandGaussian(model, model.gauss_begin(state) + i, layout.shift, u.data(), v.data());
         for (int32_t d = 0; d < dim; ++d) {
-          const double m = double(mean[d]) - double(layout.shift[d]);
-          const double v = var[d];
-          k -= 0.5 * (std::log(v) + m * m / v);
           const size_t word = size_t(quad) * quad_floats + size_t(d / 4) * chunk_floats;
           const size_t u_at = word + (size_t(in_quad) * kGroupStates + slot) * 4 + d % 4;
           const size_t v_at = u_at + size_t(kQuadGauss) * kGroupStates * 4;
-          layout.params[u_at] = static_cast<float>(log2e * m / v);
-          layout.params[v_at] = static_cast<float>(log2e * -0.5 / v);
+          layout.params[u_at] = u[d];
+          layout.params[v_at] = v[d];
         }
-        // A zero weight gives K = -inf; the dummy value keeps the log-add free of NaN.
-        layout.gconst[(size_t(quad) * kQuadGauss + in_quad) * kGroupStates + slot] =
-            std::isfinite(k) ? static_cast<float>(log2e * k) : kPadGconst;
+        layout.gconst[(size_t(quad) * kQuadGauss + in_quad) * kGroupStates + slot] = k;
       }
     }
   }
   return layout;
+}
+
+float ExpandGaussian(const GmmModel& model, int64_t gauss, const std::vector<float>& shift,
+                     float* u, float* v) {
+  const double log2e = std::numbers::log2e;
+  const auto mean = model.mean(gauss);
+  const auto var = model.variance(gauss);
+  double k = model.log_weight(gauss) - 0.5 * model.dim() * std::log(2.0 * std::numbers::pi);
+  for (int32_t d = 0; d < model.dim(); ++d) {
+    const double m = double(mean[d]) - double(shift[d]);
+    k -= 0.5 * (std::log(double(var[d])) + m * m / var[d]);
+    u[d] = static_cast<float>(log2e * m / var[d]);
+    v[d] = static_cast<float>(log2e * -0.5 / var[d]);
+  }
+  // A zero weight gives K = -inf; the dummy value keeps the log-add free of NaN.
+  return std::isfinite(k) ? static_cast<float>(log2e * k) : kPadGconst;
 }
 
 absl::StatusOr<CudaPackedModel> CudaPackedModel::Upload(const CudaModelLayout& layout) {

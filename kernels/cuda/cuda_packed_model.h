@@ -52,6 +52,12 @@ struct CudaModelLayout {
 // Gaussians than the kernel's 32-bit indices reach.
 absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model);
 
+// The expanded form of one Gaussian in log2 units, shifted by shift (see the file comment):
+// writes u[d] and v[d] for d < dim and returns K (kPadGconst for a zero weight). Every CUDA layout
+// stores these same values, so the kernels differ only in the order of their arithmetic.
+float ExpandGaussian(const GmmModel& model, int64_t gauss, const std::vector<float>& shift,
+                     float* u, float* v);
+
 // The layout resident on the current device.
 class CudaPackedModel {
  public:

@@ -1,19 +1,28 @@
-// The CUDA backend: the model resident on one device in the layout of cuda_packed_model.h, scored
-// by the fused SIMT kernel. Each Score call copies the frames in through pinned staging, launches
-// the kernel and copies the scores back, on the scorer's own stream.
+// The CUDA backend: the model resident on one device, scored by the fused SIMT kernel
+// (cuda_packed_model.h) or the tensor-core kernel (tensor_model_layout.h), whichever a short
+// autotune finds faster for the batch shape (kernel_autotune.h). Each Score call copies the frames
+// in through pinned staging, launches the kernels and copies the scores back, on the scorer's own
+// stream.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "kernels/cuda/cuda_buffers.h"
 #include "kernels/cuda/cuda_packed_model.h"
+#include "kernels/cuda/kernel_autotune.h"
+#include "kernels/cuda/kernel_config.h"
 #include "kernels/cuda/simt_kernel.h"
+#include "kernels/cuda/tensor_kernel.h"
+#include "kernels/cuda/tensor_model_layout.h"
 #include "kernels/model/gmm_model.h"
 #include "kernels/scorer.h"
 
@@ -28,50 +37,91 @@ struct CudaScorerOptions {
   // Fills the device's score buffer with NaN before every launch, so that a test sees any score
   // the kernel failed to write.
   bool poison_output = false;
+  // The kernels the scorer chooses from. Except for kSimt, the choice is made per shape bucket
+  // (ShapeBucket: frames rounded up to a power of two) by timing the candidates on synthetic
+  // frames at the bucket's first launch, and remembered for the scorer's lifetime. The tensor
+  // modes fail at Create for models the tensor kernel does not take; kAuto then keeps to SIMT.
+  CudaKernelMode kernel_mode = CudaKernelMode::kAuto;
+  // Skips the autotune: every launch uses this configuration (tests, reproducible runs).
+  std::optional<CudaKernelConfig> fixed_config;
 };
 
 class CudaScorer final : public Scorer {
  public:
   // Fails with Unavailable when there is no such CUDA device, with ResourceExhausted (the bytes
-  // needed and free named) when the model and its buffers do not fit in device memory.
+  // needed and free named) when the model and its buffers do not fit in device memory, with
+  // InvalidArgument for a tensor mode or configuration the model or the kernel cannot take.
   static absl::StatusOr<std::unique_ptr<CudaScorer>> Create(const GmmModel& model,
                                                             const CudaScorerOptions& options = {});
   ~CudaScorer() override;
 
   int32_t dim() const override { return packed_.view().dim; }
   int32_t num_states() const override { return packed_.view().num_states; }
-  std::string name() const override { return "cuda-simt"; }
+  // "cuda-" and the kernel mode ("cuda-auto", "cuda-simt", "cuda-tensor", "cuda-tensor-fast"),
+  // or the fixed configuration.
+  std::string name() const override;
   // Thread-safe; calls are serialised on the scorer's stream.
   absl::Status Score(const Matrix& feats, Matrix* out) const override;
 
   // Score's device work for callers that hold pinned buffers (benchmarks, batching): copies
   // frames x dim features from host_feats, scores them and copies frames x num_states scores to
-  // host_out, asynchronously on stream(). frames <= max_frames; features are not validated.
+  // host_out, asynchronously on stream(). frames <= max_frames; features are not validated. The
+  // first form uses ConfigFor(frames), the second the given configuration.
   absl::Status Enqueue(const float* host_feats, int32_t frames, float* host_out) const;
+  absl::Status Enqueue(const CudaKernelConfig& config, const float* host_feats, int32_t frames,
+                       float* host_out) const;
+  // The kernels alone, from and to device memory (benchmarks), asynchronously on stream().
+  absl::Status EnqueueDevice(const CudaKernelConfig& config, const float* device_feats,
+                             int32_t frames, float* device_out) const;
+
+  // The configuration launches of `frames` frames use: the fixed one, else the autotune's choice
+  // for the shape bucket, made now (synchronously, on stream()) if not made before.
+  absl::StatusOr<CudaKernelConfig> ConfigFor(int32_t frames) const;
+  // The autotune's choice among the configurations of `mode` for the shape bucket, made now if
+  // not made before; remembered per mode. Fails for a tensor mode without the tensor kernel.
+  absl::StatusOr<CudaKernelConfig> Tune(int32_t frames, CudaKernelMode mode) const;
+  // The choice made for the shape bucket of `frames` in the scorer's mode, if any yet.
+  std::optional<CudaKernelConfig> ChosenConfig(int32_t frames) const;
 
   cudaStream_t stream() const { return stream_; }
   int device() const { return device_; }
   int32_t max_frames() const { return max_frames_; }
-  const CudaPackedModel& packed() const { return packed_; }
-  const SimtKernel& kernel() const { return kernel_; }
-  // Device memory held: the packed model plus the frame and score buffers.
+  bool has_tensor_kernel() const { return tensor_kernel_.has_value(); }
+  // The kernels' resource reports.
+  std::string KernelSummary() const;
+  // Device memory held: the packed models plus the frame, score and split buffers.
   int64_t device_bytes() const;
 
  private:
+  static constexpr int kModes = 4;  // CudaKernelMode values
+
   CudaScorer() = default;
-  absl::Status EnqueueLocked(const float* host_feats, int32_t frames, float* host_out) const;
+  absl::StatusOr<CudaKernelConfig> ConfigForLocked(int32_t frames) const;
+  absl::StatusOr<CudaKernelConfig> TuneLocked(int32_t frames, CudaKernelMode mode) const;
+  absl::Status CheckConfig(const CudaKernelConfig& config, int32_t frames) const;
+  absl::Status EnqueueLocked(const CudaKernelConfig& config, const float* host_feats,
+                             int32_t frames, float* host_out) const;
+  absl::Status Launch(const CudaKernelConfig& config, const float* device_feats, int32_t frames,
+                      float* device_out) const;
 
   int device_ = 0;
   int32_t max_frames_ = 0;
   bool poison_output_ = false;
+  CudaKernelMode mode_ = CudaKernelMode::kAuto;
+  std::optional<CudaKernelConfig> fixed_config_;
   CudaPackedModel packed_;
   SimtKernel kernel_;
+  std::optional<TensorPackedModel> tensor_packed_;
+  std::optional<TensorKernel> tensor_kernel_;
   DeviceArray<float> device_feats_;   // [max_frames][dim]
   DeviceArray<float> device_scores_;  // [max_frames][num_states]
+  DeviceArray<float> split_scratch_;  // [kTensorMaxSplits][split frames][slots]
   PinnedArray<float> pinned_feats_;
   PinnedArray<float> pinned_scores_;
+  std::vector<float> tune_feats_;  // synthetic frames for the autotune, [max_frames][dim]
   cudaStream_t stream_ = nullptr;
-  mutable std::mutex mutex_;  // the buffers above are shared by all calls
+  mutable std::mutex mutex_;  // the buffers above and the choices below are shared by all calls
+  mutable std::array<std::array<std::optional<CudaKernelConfig>, kShapeBuckets>, kModes> chosen_;
 };
 
 }  // namespace gmmscore

@@ -1,0 +1,45 @@
+// Which kernel scores a launch, and with which blocking: what the autotune of CudaScorer chooses
+// per model and batch shape (kernel_autotune.h). C++17, shared with the kernels' translation units.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gmmscore {
+
+enum class CudaKernelKind {
+  kSimt,          // simt_kernel.h: float32 FMA
+  kTensor3xTf32,  // tensor_kernel.h: tensor cores, float32 accuracy (three TF32 products)
+  kTensor1xTf32,  // tensor_kernel.h: one TF32 product, faster and far less exact (explicit only)
+};
+
+struct CudaKernelConfig {
+  CudaKernelKind kind = CudaKernelKind::kSimt;
+  // Tensor kernels only: tiles of 16 frames per block, one warp each (a block scores
+  // 16 x frame_tiles frames of one group of states), and the number of blocks that share a
+  // group's Gaussians, each log-adding a slice of them (a second kernel combines the slices).
+  int32_t frame_tiles = 1;
+  int32_t splits = 1;
+
+  bool operator==(const CudaKernelConfig& other) const {
+    return kind == other.kind && frame_tiles == other.frame_tiles && splits == other.splits;
+  }
+};
+
+// What CudaScorer may choose from.
+enum class CudaKernelMode {
+  kAuto,        // the fastest of SIMT and the float32-accurate tensor kernel, per batch shape
+  kSimt,        // the SIMT kernel only
+  kTensor,      // the float32-accurate tensor kernel, blocking tuned per batch shape
+  kTensorFast,  // the 1xTF32 tensor kernel: errors of about 0.1 nats; only when asked for
+};
+
+inline std::string ToString(const CudaKernelConfig& config) {
+  if (config.kind == CudaKernelKind::kSimt) return "SIMT";
+  const bool exact = config.kind == CudaKernelKind::kTensor3xTf32;
+  return std::string(exact ? "tensor 3xTF32 " : "tensor 1xTF32 ") +
+         std::to_string(16 * config.frame_tiles) + " frames/block, " +
+         std::to_string(config.splits) + (config.splits == 1 ? " split" : " splits");
+}
+
+}  // namespace gmmscore

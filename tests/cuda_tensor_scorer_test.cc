@@ -1,0 +1,327 @@
+// The CUDA backend's tensor-core path against the float64 direct-form reference, and the autotune
+// that chooses between it and the SIMT kernel. The layout tests run on the host and so
+// everywhere; every test that needs a GPU skips, with the reason, where none is present.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <numbers>
+#include <set>
+
+#include "kernels/cpu/reference_scorer.h"
+#include "kernels/cuda/cuda_scorer.h"
+#include "kernels/cuda/tensor_kernel.h"
+#include "kernels/cuda/tensor_model_layout.h"
+#include "tests/cuda_test_util.h"
+#include "tests/random_model.h"
+
+namespace gmmscore {
+namespace {
+
+using testing::kCudaTolerance;
+using testing::MaxAbsError;
+using testing::PoisonedScores;
+using testing::RandomFeatures;
+using testing::RandomModel;
+using testing::RandomModelOptions;
+using testing::UnevenModel;
+using testing::WithCudaDevice;
+
+CudaKernelConfig Tensor3x(int32_t frame_tiles, int32_t splits) {
+  return {CudaKernelKind::kTensor3xTf32, frame_tiles, splits};
+}
+
+// Scores frames from the tensor layout on the host, in double, reading every operand where the
+// kernel's lanes read it (PTX ISA m16n8k8 fragments: lane 4 s + t holds B[t][s] and B[t + 4][s],
+// accumulator columns 2t and 2t + 1): the layout's sorting, padding and lane order are checked
+// without a GPU.
+std::vector<double> EmulateTensorKernel(const TensorModelLayout& layout, const Matrix& feats) {
+  const size_t row_floats = size_t(TensorRowWords(layout.chunks)) * 4;
+  std::vector<double> scores(size_t(feats.rows) * layout.num_states, 0.0);
+  for (int32_t g = 0; g < layout.num_groups; ++g) {
+    for (int32_t n = 0; n < 2; ++n) {          // the group's two 8-state tiles
+      for (int32_t col = 0; col < 8; ++col) {  // accumulator column: slot 8n + col
+        const int32_t slot = 8 * n + col;
+        const int32_t state = layout.slot_state[size_t(g) * kTensorGroupStates + slot];
+        if (state < 0) continue;
+        for (int32_t f = 0; f < feats.rows; ++f) {
+          std::vector<double> terms;
+          for (int32_t row = layout.group_first_row[g]; row < layout.group_first_row[g + 1];
+               ++row) {
+            const float* hi = layout.rows.data() + size_t(row) * row_floats;
+            const float* lo = hi + size_t(layout.chunks) * kTensorLanes * 4;
+            double a = lo[size_t(layout.chunks) * kTensorLanes * 4 + slot];
+            for (int32_t c = 0; c < layout.chunks; ++c) {
+              for (int32_t k = 0; k < 8; ++k) {
+                // B[k][col] is held by lane 4 col + k % 4, as b0 (u, k < 4) or b1 (v, k >= 4).
+                const int32_t lane = 4 * col + k % 4;
+                const size_t at = ((size_t(c) * 2 + n) * kTensorLanes + lane) * 2 + k / 4;
+                EXPECT_EQ(std::bit_cast<uint32_t>(hi[at]) & 0x1fffu, 0u) << "not a TF32 value";
+                const double b = double(hi[at]) + double(lo[at]);
+                const int32_t d = 4 * c + k % 4;
+                const double x = d < layout.dim ? double(feats.at(f, d)) - layout.shift[d] : 0.0;
+                a += (k < 4 ? x : x * x) * b;
+              }
+            }
+            terms.push_back(a);
+          }
+          const double m = *std::max_element(terms.begin(), terms.end());
+          double sum = 0.0;
+          for (double t : terms) sum += std::exp2(t - m);
+          scores[size_t(f) * layout.num_states + state] = (m + std::log2(sum)) * std::numbers::ln2;
+        }
+      }
+    }
+  }
+  return scores;
+}
+
+TEST(TensorModelLayout, GroupsAreSortedPaddedAndCoverEveryStateOnce) {
+  const GmmModel model = RandomModel(UnevenModel(13), 11);
+  const absl::StatusOr<TensorModelLayout> layout =
+      BuildTensorModelLayout(model, std::vector<float>(13, 0.0f));
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->num_groups, 10);
+  EXPECT_EQ(layout->chunks, 4);
+  std::set<int32_t> seen;
+  int32_t previous_count = std::numeric_limits<int32_t>::max();
+  for (int32_t g = 0; g < layout->num_groups; ++g) {
+    const int32_t rows = layout->group_first_row[g + 1] - layout->group_first_row[g];
+    for (int32_t slot = 0; slot < kTensorGroupStates; ++slot) {
+      const int32_t state = layout->slot_state[size_t(g) * kTensorGroupStates + slot];
+      if (state < 0) {
+        EXPECT_EQ(g, layout->num_groups - 1) << "dummy slots only in the last group";
+        continue;
+      }
+      EXPECT_TRUE(seen.insert(state).second) << "state " << state << " twice";
+      EXPECT_LE(model.num_gauss_in(state), previous_count) << "not sorted by count";
+      EXPECT_LE(model.num_gauss_in(state), rows) << "group " << g << " too small";
+      if (slot == 0) {
+        EXPECT_EQ(model.num_gauss_in(state), rows) << "group " << g << " padded too far";
+      }
+      previous_count = model.num_gauss_in(state);
+    }
+  }
+  EXPECT_EQ(seen.size(), size_t(model.num_states()));
+}
+
+TEST(TensorModelLayout, HostEmulationOfTheFragmentsMatchesReference) {
+  for (int32_t dim : {1, 13, 39}) {
+    RandomModelOptions o = UnevenModel(dim);
+    o.max_gauss = 40;
+    o.mean_offset = -20.0f;  // the shift must take this out
+    const GmmModel model = RandomModel(o, 31u + dim);
+    const Matrix feats = RandomFeatures(5, dim, -20.0f, 2.5f, 32u + dim);
+    std::vector<float> shift(dim, -20.0f);
+    const absl::StatusOr<TensorModelLayout> layout = BuildTensorModelLayout(model, shift);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    const std::vector<double> emulated = EmulateTensorKernel(*layout, feats);
+    const std::vector<double> ref = ReferenceScores(model, feats);
+    double worst = 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(emulated[i] - ref[i]));
+    EXPECT_LT(worst, 1e-4) << "dim " << dim;
+  }
+}
+
+TEST(TensorModelLayout, RefusesDimensionsPastTheKernelsOperands) {
+  RandomModelOptions o;
+  o.dim = 4 * kTensorMaxChunks + 1;
+  const GmmModel model = RandomModel(o, 12);
+  EXPECT_FALSE(TensorKernelSupports(model.dim(), model.num_states()));
+  const auto layout = BuildTensorModelLayout(model, std::vector<float>(o.dim, 0.0f));
+  EXPECT_EQ(layout.status().code(), absl::StatusCode::kInvalidArgument) << layout.status();
+}
+
+using CudaTensorTest = WithCudaDevice<::testing::Test>;
+
+class TensorScorerVsReference : public WithCudaDevice<::testing::TestWithParam<int32_t>> {};
+
+// Every blocking the autotune may pick, and frame counts that leave warps, blocks and the last
+// tile partly empty; the output is poisoned before every launch.
+TEST_P(TensorScorerVsReference, EveryScoreWrittenAndWithinTolerance) {
+  const int32_t dim = GetParam();
+  RandomModelOptions o = UnevenModel(dim);
+  o.mean_offset = dim == 13 ? -20.0f : 3.0f;
+  const GmmModel model = RandomModel(o, 4321u + dim);
+  std::vector<std::unique_ptr<CudaScorer>> scorers;
+  for (const CudaKernelConfig& config :
+       {Tensor3x(1, 1), Tensor3x(2, 3), Tensor3x(4, 8), Tensor3x(kTensorMaxFrameTiles, 1),
+        Tensor3x(kTensorMaxFrameTiles, 2)}) {
+    CudaScorerOptions options;
+    options.poison_output = true;
+    options.fixed_config = config;
+    // Split launches take at most kTensorSplitMaxFrames frames: longer inputs take several.
+    options.max_frames = config.splits > 1 ? kTensorSplitMaxFrames : 1024;
+    auto scorer = CudaScorer::Create(model, options);
+    ASSERT_TRUE(scorer.ok()) << scorer.status();
+    scorers.push_back(*std::move(scorer));
+  }
+  double worst = 0.0;
+  for (int32_t frames : {1, 7, 17, 256, 1000, 1024}) {
+    const Matrix feats = RandomFeatures(frames, dim, o.mean_offset, 2.5f, 77u + frames);
+    const std::vector<double> ref = ReferenceScores(model, feats);
+    for (const auto& scorer : scorers) {
+      Matrix out = PoisonedScores(frames, model.num_states());
+      ASSERT_TRUE(scorer->Score(feats, &out).ok());
+      ASSERT_EQ(out.rows, frames);
+      ASSERT_EQ(out.cols, model.num_states());
+      const double error = MaxAbsError(out, ref);
+      EXPECT_LE(error, kCudaTolerance) << scorer->name() << ", " << frames << " frames";
+      worst = std::max(worst, error);
+    }
+  }
+  std::cout << "3xTF32, dimension " << dim << ": max abs error " << worst << " nats\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Dims, TensorScorerVsReference, ::testing::Values(1, 13, 36, 39, 40),
+                         [](const ::testing::TestParamInfo<int32_t>& param_info) {
+                           return "D" + std::to_string(param_info.param);
+                         });
+
+TEST_F(CudaTensorTest, LongInputsInSeveralLaunchesGiveTheSameScores) {
+  const GmmModel model = RandomModel(UnevenModel(39), 5);
+  const Matrix feats = RandomFeatures(1000, 39, 0.0f, 2.5f, 6);
+  CudaScorerOptions whole_options;
+  whole_options.fixed_config = Tensor3x(2, 1);
+  CudaScorerOptions small = whole_options;
+  small.max_frames = 100;
+  small.poison_output = true;
+  auto whole = CudaScorer::Create(model, whole_options);
+  auto chunked = CudaScorer::Create(model, small);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_TRUE(chunked.ok()) << chunked.status();
+  Matrix a;
+  Matrix b = PoisonedScores(1000, model.num_states());
+  ASSERT_TRUE((*whole)->Score(feats, &a).ok());
+  ASSERT_TRUE((*chunked)->Score(feats, &b).ok());
+  // A frame's arithmetic does not depend on its place in the window.
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(CudaTensorTest, ExtremeButValidValues) {
+  RandomModelOptions o;
+  o.dim = 39;
+  o.num_states = 20;
+  o.min_var = 1e-3f;
+  o.max_var = 1e3f;
+  o.mean_offset = 50.0f;
+  o.mean_scale = 10.0f;
+  const GmmModel model = RandomModel(o, 7);
+  Matrix feats = RandomFeatures(33, 39, 50.0f, 10.0f, 8);
+  for (int32_t d = 0; d < 39; ++d) feats.at(32, d) = -200.0f;
+  const std::vector<double> ref = ReferenceScores(model, feats);
+  CudaScorerOptions options;
+  options.fixed_config = Tensor3x(2, 1);
+  auto scorer = CudaScorer::Create(model, options);
+  ASSERT_TRUE(scorer.ok()) << scorer.status();
+  Matrix out;
+  ASSERT_TRUE((*scorer)->Score(feats, &out).ok());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(out.data[i])) << i;
+    EXPECT_NEAR(out.data[i], ref[i], std::max(kCudaTolerance, 2e-6 * std::abs(ref[i]))) << i;
+  }
+}
+
+// The 1xTF32 kernel is an explicit option for its speed: its error is measured, printed and only
+// bounded loosely here.
+TEST_F(CudaTensorTest, FastModeErrorIsMeasured) {
+  RandomModelOptions o = UnevenModel(39);
+  const GmmModel model = RandomModel(o, 13);
+  const Matrix feats = RandomFeatures(256, 39, 0.0f, 2.5f, 14);
+  CudaScorerOptions options;
+  options.kernel_mode = CudaKernelMode::kTensorFast;
+  options.poison_output = true;
+  auto scorer = CudaScorer::Create(model, options);
+  ASSERT_TRUE(scorer.ok()) << scorer.status();
+  Matrix out = PoisonedScores(256, model.num_states());
+  ASSERT_TRUE((*scorer)->Score(feats, &out).ok());
+  const double error = MaxAbsError(out, ReferenceScores(model, feats));
+  std::cout << "1xTF32 max abs error, 150 states x 1-300 Gaussians x 39 dims, 256 frames: " << error
+            << " nats (" << ToString(*(*scorer)->ChosenConfig(256)) << ")\n";
+  RecordProperty("fast_mode_max_abs_error", std::to_string(error));
+  EXPECT_LT(error, 2.0);
+}
+
+TEST_F(CudaTensorTest, AutotuneChoosesPerShapeBucketAndRemembers) {
+  RandomModelOptions o;
+  o.num_states = 700;
+  o.dim = 36;
+  o.min_gauss = o.max_gauss = 64;
+  const GmmModel model = RandomModel(o, 15);
+  CudaScorerOptions options;
+  options.max_frames = 512;
+  auto scorer = CudaScorer::Create(model, options);
+  ASSERT_TRUE(scorer.ok()) << scorer.status();
+  ASSERT_TRUE((*scorer)->has_tensor_kernel());
+  EXPECT_EQ((*scorer)->ChosenConfig(256), std::nullopt);
+  for (int32_t frames : {8, 256}) {
+    const Matrix feats = RandomFeatures(frames, 36, 0.0f, 2.5f, 16u + frames);
+    Matrix out;
+    ASSERT_TRUE((*scorer)->Score(feats, &out).ok());
+    const std::optional<CudaKernelConfig> chosen = (*scorer)->ChosenConfig(frames);
+    ASSERT_TRUE(chosen.has_value()) << frames << " frames";
+    std::cout << frames << " frames: " << ToString(*chosen) << "\n";
+    EXPECT_LE(MaxAbsError(out, ReferenceScores(model, feats)), kCudaTolerance);
+    // The same bucket keeps its choice, without tuning again.
+    const absl::StatusOr<CudaKernelConfig> again = (*scorer)->ConfigFor(frames / 2 + 1);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(*again, *chosen);
+  }
+  EXPECT_EQ((*scorer)->ChosenConfig(512), std::nullopt) << "a bucket not used yet";
+}
+
+TEST_F(CudaTensorTest, SimtAndTensorPathsAgree) {
+  const GmmModel model = RandomModel(UnevenModel(36), 17);
+  const Matrix feats = RandomFeatures(300, 36, 0.0f, 2.5f, 18);
+  const auto score = [&](const CudaKernelConfig& config, Matrix* out) {
+    CudaScorerOptions options;
+    options.fixed_config = config;
+    auto scorer = CudaScorer::Create(model, options);
+    ASSERT_TRUE(scorer.ok()) << scorer.status();
+    ASSERT_TRUE((*scorer)->Score(feats, out).ok());
+  };
+  Matrix simt;
+  Matrix tensor;
+  score(CudaKernelConfig{}, &simt);
+  score(Tensor3x(4, 1), &tensor);
+  ASSERT_EQ(simt.data.size(), tensor.data.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < simt.data.size(); ++i) {
+    worst = std::max(worst, std::abs(double(simt.data[i]) - double(tensor.data[i])));
+  }
+  EXPECT_LE(worst, kCudaTolerance);
+}
+
+TEST(CudaTensorConfig, RefusesBlockingsTheKernelDoesNotHave) {
+  // Refused before any device is looked for, so also without one.
+  for (const CudaKernelConfig& config :
+       {Tensor3x(kTensorMaxFrameTiles + 1, 1), Tensor3x(0, 1), Tensor3x(1, kTensorMaxSplits + 1)}) {
+    CudaScorerOptions options;
+    options.fixed_config = config;
+    const auto scorer = CudaScorer::Create(RandomModel({}, 21), options);
+    EXPECT_EQ(scorer.status().code(), absl::StatusCode::kInvalidArgument) << scorer.status();
+  }
+}
+
+TEST_F(CudaTensorTest, TensorModesRefuseWhatTheKernelCannotTakeAndAutoFallsBack) {
+  RandomModelOptions o;
+  o.dim = 4 * kTensorMaxChunks + 1;
+  const GmmModel model = RandomModel(o, 19);
+  CudaScorerOptions tensor;
+  tensor.kernel_mode = CudaKernelMode::kTensor;
+  EXPECT_EQ(CudaScorer::Create(model, tensor).status().code(), absl::StatusCode::kInvalidArgument);
+  auto automatic = CudaScorer::Create(model);
+  ASSERT_TRUE(automatic.ok()) << automatic.status();
+  EXPECT_FALSE((*automatic)->has_tensor_kernel());
+  const Matrix feats = RandomFeatures(20, o.dim, 0.0f, 2.5f, 20);
+  Matrix out = PoisonedScores(20, model.num_states());
+  ASSERT_TRUE((*automatic)->Score(feats, &out).ok());
+  EXPECT_LE(MaxAbsError(out, ReferenceScores(model, feats)), kCudaTolerance);
+  EXPECT_EQ(*(*automatic)->ChosenConfig(20), CudaKernelConfig{});
+}
+
+}  // namespace
+}  // namespace gmmscore
