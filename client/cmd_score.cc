@@ -11,9 +11,9 @@
 #include "absl/strings/str_split.h"
 #include "client/command_util.h"
 #include "client/commands.h"
+#include "client/score_table.h"
 #include "formats/matrix_table.h"
 #include "formats/model_io.h"
-#include "kernels/fusion.h"
 
 namespace gmmscore {
 namespace {
@@ -83,6 +83,10 @@ int RunScore(int argc, char** argv) {
       .Add({"weights", "W1,W2,...", "fusion weights, one per model (default equal)"})
       .Add({"select-window", "N", "frames summed by the select rule", "50"})
       .Add({"backend", "NAME", "cpu, cuda or auto", "cpu"})
+      .Add({"devices", "LIST",
+            "GPUs for --backend cuda or auto: all, or numbers like 0,1; utterances are spread "
+            "over them",
+            "all"})
       .Add({"threads", "N", "CPU threads, 0 for all", "0"})
       .Add({"variance-floor", "F", "raise variances below F (0: keep the model's)", "0"})
       .Add({"quiet", "", "no progress or summary on stderr"});
@@ -108,7 +112,6 @@ int RunScore(int argc, char** argv) {
   }
 
   std::vector<GmmModel> models;
-  std::vector<std::unique_ptr<Scorer>> scorers;
   for (const std::string& path : model_paths) {
     auto loaded = LoadModel(path, static_cast<float>(*floor));
     if (!loaded.ok()) return Fail("score", loaded.status());
@@ -123,11 +126,10 @@ int RunScore(int argc, char** argv) {
                       " has ", models[0].num_states(), " x ", models[0].dim(), ", ",
                       model_paths[&m - models.data()], " ", m.num_states(), " x ", m.dim())));
     }
-    auto scorer = MakeScorer(args.Get("backend"), m, *threads);
-    if (!scorer.ok()) return Fail("score", scorer.status());
-    scorers.push_back(*std::move(scorer));
     gauss_per_frame += m.num_gauss();
   }
+  auto scorers = MakeScorers(args.Get("backend"), args.Get("devices"), models, fusion, *threads);
+  if (!scorers.ok()) return Fail("score", scorers.status());
 
   auto reader = MatrixTableReader::Open(args.Get("feats"));
   if (!reader.ok()) return Fail("score", reader.status());
@@ -136,28 +138,12 @@ int RunScore(int argc, char** argv) {
 
   const bool quiet = args.GetBool("quiet");
   Progress progress(gauss_per_frame);
-  std::string key;
-  Matrix feats, fused;
-  std::vector<Matrix> scores(models.size());
-  while (true) {
-    auto more = (*reader)->Next(&key, &feats);
-    if (!more.ok()) return Fail("score", more.status());
-    if (!*more) break;
-    std::vector<const Matrix*> parts;
-    for (size_t k = 0; k < scorers.size(); ++k) {
-      if (absl::Status s = scorers[k]->Score(feats, &scores[k]); !s.ok()) {
-        return Fail("score",
-                    absl::Status(s.code(), absl::StrCat("utterance ", key, ": ", s.message())));
-      }
-      parts.push_back(&scores[k]);
-    }
-    const Matrix* result = &scores[0];
-    if (scorers.size() > 1) {
-      if (absl::Status s = FuseScores(fusion, parts, &fused); !s.ok()) return Fail("score", s);
-      result = &fused;
-    }
-    if (absl::Status s = (*writer)->Write(key, *result); !s.ok()) return Fail("score", s);
-    if (!quiet) progress.Add(feats.rows);
+  if (absl::Status s = ScoreTable(reader->get(), writer->get(), *scorers,
+                                  [&](int64_t frames) {
+                                    if (!quiet) progress.Add(frames);
+                                  });
+      !s.ok()) {
+    return Fail("score", s);
   }
   if (absl::Status s = (*writer)->Close(); !s.ok()) return Fail("score", s);
   if (!quiet) {
@@ -168,7 +154,7 @@ int RunScore(int argc, char** argv) {
                  "%s\n  %.3f s, real-time factor %.4f, %.3g Gaussian-frames/s\n",
                  static_cast<long long>(progress.utterances()),
                  static_cast<long long>(progress.frames()), models[0].num_states(), models.size(),
-                 models.size() > 1 ? "s" : "", scorers[0]->name().c_str(),
+                 models.size() > 1 ? "s" : "", (*scorers)[0]->name().c_str(),
                  (*writer)->description().c_str(), t,
                  progress.frames() > 0 ? t / (double(progress.frames()) / 100.0) : 0.0,
                  t > 0 ? double(progress.frames()) * double(gauss_per_frame) / t : 0.0);

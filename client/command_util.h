@@ -3,11 +3,13 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "client/args.h"
+#include "kernels/fused_scorer.h"
+#include "kernels/fusion.h"
 #include "kernels/model/gmm_model.h"
-#include "kernels/scorer.h"
 
 namespace gmmscore {
 
@@ -18,9 +20,12 @@ int ParseOrExit(Args& args, int argc, char** argv);
 // Prints "gmmscore COMMAND: message" to stderr and returns exit code 1.
 int Fail(const std::string& command, const absl::Status& status);
 
-// Makes the scorer that --backend asks for: "cpu", "cuda" or "auto" (CUDA when a GPU is usable,
-// else CPU; says which on stderr).
-absl::StatusOr<std::unique_ptr<Scorer>> MakeScorer(const std::string& backend,
-                                                   const GmmModel& model, int threads);
+// The scorers --backend ("cpu", "cuda" or "auto": CUDA when a GPU is usable, else the CPU; says
+// which on stderr) and --devices ("all" or "0,1": the GPUs) ask for: one per GPU, or one on the
+// CPU, each scoring every model and, when there are several, fusing them by spec (on the device
+// with CUDA). models all have the same states and dimension; spec is validated.
+absl::StatusOr<std::vector<std::unique_ptr<FusedScorer>>> MakeScorers(
+    const std::string& backend, const std::string& devices, const std::vector<GmmModel>& models,
+    const FusionSpec& spec, int threads);
 
 }  // namespace gmmscore

@@ -51,6 +51,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions&
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // a window of W frames x all states can be large
   args.SetServiceConfigJSON(kServiceConfig);
+  if (options.own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (options.plaintext) {
     credentials = grpc::InsecureChannelCredentials();

@@ -36,6 +36,9 @@ struct ChannelOptions {
   std::string client_cert_file;  // mTLS: this client's certificate chain and key
   std::string client_key_file;
   std::string server_name_override;  // check the server certificate for this name instead
+  // A TCP connection of its own: channels to one server otherwise share one (gRPC's global
+  // subchannel pool). A load generator spreads its streams over several.
+  bool own_connection = false;
 };
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions& options);

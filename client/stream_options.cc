@@ -11,7 +11,8 @@ void AddChannelOptions(Args& args) {
       .Add({"server-name", "NAME", "check the server certificate for NAME, not the address"});
 }
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFromArgs(const Args& args) {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFromArgs(const Args& args,
+                                                               bool own_connection) {
   if (!args.Has("server")) return absl::InvalidArgumentError("--server is required");
   client::ChannelOptions o;
   o.server = args.Get("server");
@@ -20,6 +21,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFromArgs(const Args& args)
   o.client_cert_file = args.Get("client-cert");
   o.client_key_file = args.Get("client-key");
   o.server_name_override = args.Get("server-name");
+  o.own_connection = own_connection;
   return client::MakeChannel(o);
 }
 

@@ -43,28 +43,37 @@ absl::Status ValidateFusion(FusionSpec* spec, size_t num_models) {
   return absl::OkStatus();
 }
 
+SelectTracker::SelectTracker(int32_t window, size_t num_models)
+    : window_(window),
+      recent_(num_models, std::vector<double>(size_t(window), 0.0)),
+      sums_(num_models, 0.0) {}
+
+size_t SelectTracker::Next(std::span<const float> frame_best) {
+  const size_t slot = size_t(frames_seen_ % window_);
+  size_t best = 0;
+  for (size_t k = 0; k < sums_.size(); ++k) {
+    sums_[k] += frame_best[k];
+    if (frames_seen_ >= window_) sums_[k] -= recent_[k][slot];
+    recent_[k][slot] = frame_best[k];
+    if (sums_[k] > sums_[best]) best = k;
+  }
+  ++frames_seen_;
+  return best;
+}
+
 namespace {
 
 void SelectBest(const FusionSpec& spec, const std::vector<const Matrix*>& scores, Matrix* out,
                 std::vector<int32_t>* selected) {
-  const size_t num_models = scores.size();
   const int32_t frames = scores[0]->rows, states = scores[0]->cols;
-  // Per model, best-state log-likelihood of each frame, and its running sum over the window.
-  std::vector<std::vector<double>> frame_best(num_models, std::vector<double>(frames));
-  for (size_t k = 0; k < num_models; ++k) {
-    for (int32_t t = 0; t < frames; ++t) {
-      const float* row = scores[k]->row(t);
-      frame_best[k][t] = *std::max_element(row, row + states);
-    }
-  }
-  std::vector<double> window_sum(num_models, 0.0);
+  SelectTracker tracker(spec.select_window, scores.size());
+  std::vector<float> frame_best(scores.size());
   for (int32_t t = 0; t < frames; ++t) {
-    size_t best = 0;
-    for (size_t k = 0; k < num_models; ++k) {
-      window_sum[k] += frame_best[k][t];
-      if (t >= spec.select_window) window_sum[k] -= frame_best[k][t - spec.select_window];
-      if (window_sum[k] > window_sum[best]) best = k;
+    for (size_t k = 0; k < scores.size(); ++k) {
+      const float* row = scores[k]->row(t);
+      frame_best[k] = *std::max_element(row, row + states);
     }
+    const size_t best = tracker.Next(frame_best);
     std::copy_n(scores[best]->row(t), states, out->row(t));
     if (selected != nullptr) selected->push_back(static_cast<int32_t>(best));
   }

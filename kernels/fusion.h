@@ -8,6 +8,7 @@
 //               can apply it window by window.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,25 @@ absl::StatusOr<FusionRule> ParseFusionRule(
     const std::string& name);  // max|log-linear|log-add|select
 // Checks weights against the model count and fills equal weights when none are given.
 absl::Status ValidateFusion(FusionSpec* spec, size_t num_models);
+
+// The select rule's running state over a sequence of frames: per model, the best-state scores of
+// the last `window` frames and their sum, kept in double and updated in one fixed order (add the
+// new frame, then subtract the one that left the window). Every user of the rule (FuseScores, the
+// daemon's streams window by window, the CUDA epilogue's scan) does this same arithmetic, so all
+// of them select the same model for the same scores.
+class SelectTracker {
+ public:
+  SelectTracker(int32_t window, size_t num_models);
+  // Adds one frame, given each model's best-state score; returns the model selected for it (the
+  // highest sum, the first such model on a tie).
+  size_t Next(std::span<const float> frame_best);
+
+ private:
+  const int32_t window_;
+  std::vector<std::vector<double>> recent_;  // per model, a ring at frames_seen_ % window_
+  std::vector<double> sums_;
+  int64_t frames_seen_ = 0;
+};
 
 // Fuses per-model score matrices (all frames x states) into out. For kSelectBest,
 // `selected` (if not null) receives the chosen model per frame.

@@ -3,6 +3,11 @@
 #include <bit>
 #include <cstring>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define GMMSCORE_WIRE_F16C 1
+#endif
+
 namespace gmmscore::wire {
 namespace {
 
@@ -90,22 +95,79 @@ float HalfToFloat(uint16_t half) {
   return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 
-void AppendFloat16(std::span<const float> values, std::string* out) {
-  const size_t at = out->size();
-  out->resize(at + 2 * values.size());
-  unsigned char* dst = reinterpret_cast<unsigned char*>(out->data() + at);
-  for (size_t i = 0; i < values.size(); ++i) {
-    const uint16_t h = FloatToHalf(values[i]);
+namespace {
+
+void FloatsToHalves(const float* src, size_t n, unsigned char* dst) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t h = FloatToHalf(src[i]);
     dst[2 * i] = static_cast<unsigned char>(h & 0xffu);
     dst[2 * i + 1] = static_cast<unsigned char>(h >> 8);
   }
 }
 
+void HalvesToFloats(const unsigned char* src, size_t n, float* dst) {
+  for (size_t i = 0; i < n; ++i) {
+    dst[i] = HalfToFloat(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+  }
+}
+
+#ifdef GMMSCORE_WIRE_F16C
+// The x86 conversion instructions (F16C: eight values an instruction; little-endian like the
+// wire), for what they give exactly as FloatToHalf and HalfToFloat do: every value but NaN,
+// whose payload they keep. Eight floats holding a NaN go through FloatToHalf instead.
+__attribute__((target("avx,f16c"))) void FloatsToHalvesF16c(const float* src, size_t n,
+                                                            unsigned char* dst) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(src + i);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+      FloatsToHalves(src + i, 8, dst + 2 * i);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i),
+                       _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+  }
+  FloatsToHalves(src + i, n - i, dst + 2 * i);
+}
+
+// Signalling NaN halves come out quiet here, signalling from HalfToFloat: both NaN.
+__attribute__((target("avx,f16c"))) void HalvesToFloatsF16c(const unsigned char* src, size_t n,
+                                                            float* dst) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  HalvesToFloats(src + 2 * i, n - i, dst + i);
+}
+
+const bool kHaveF16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#endif
+
+}  // namespace
+
+void AppendFloat16(std::span<const float> values, std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + 2 * values.size());
+  unsigned char* dst = reinterpret_cast<unsigned char*>(out->data() + at);
+#ifdef GMMSCORE_WIRE_F16C
+  if (kHaveF16c) {
+    FloatsToHalvesF16c(values.data(), values.size(), dst);
+    return;
+  }
+#endif
+  FloatsToHalves(values.data(), values.size(), dst);
+}
+
 void ReadFloat16(std::string_view bytes, std::span<float> out) {
   const unsigned char* src = reinterpret_cast<const unsigned char*>(bytes.data());
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = HalfToFloat(static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+#ifdef GMMSCORE_WIRE_F16C
+  if (kHaveF16c) {
+    HalvesToFloatsF16c(src, out.size(), out.data());
+    return;
   }
+#endif
+  HalvesToFloats(src, out.size(), out.data());
 }
 
 }  // namespace gmmscore::wire

@@ -1,7 +1,6 @@
 #include "server/batcher.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 
@@ -23,9 +22,11 @@ std::shared_ptr<const ModelSet> ModelSet::Make(std::vector<std::shared_ptr<Model
   return set;
 }
 
-Batcher::Batcher(const BatcherOptions& options, Metrics* metrics)
+Batcher::Batcher(const BatcherOptions& options,
+                 const std::vector<std::unique_ptr<ScoringLane>>& lanes, Metrics* metrics)
     : options_(options), metrics_(metrics) {
-  for (int32_t i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { Work(); });
+  for (const auto& lane : lanes) lanes_.push_back({lane.get()});
+  for (size_t i = 0; i < lanes_.size(); ++i) threads_.emplace_back([this, i] { Feed(i); });
 }
 
 Batcher::~Batcher() {
@@ -35,7 +36,7 @@ Batcher::~Batcher() {
     flush_ = true;
   }
   wake_.notify_all();
-  for (std::thread& t : workers_) t.join();
+  for (std::thread& t : threads_) t.join();
 }
 
 void Batcher::Submit(const std::shared_ptr<const ModelSet>& models, Window window) {
@@ -47,7 +48,7 @@ void Batcher::Submit(const std::shared_ptr<const ModelSet>& models, Window windo
     q.frames += window.feats.rows;
     q.windows.push_back(std::move(window));
   }
-  wake_.notify_one();
+  wake_.notify_all();
 }
 
 void Batcher::Flush() {
@@ -64,7 +65,6 @@ Batcher::Queue* Batcher::PickReady(Clock::time_point now, Clock::time_point* nex
   Queue* best = nullptr;
   *next_check = Clock::time_point::max();
   for (auto& [key, q] : queues_) {
-    if (q.busy || q.windows.empty()) continue;
     const Clock::time_point due = q.windows.front().queued + delay;
     if (flush_ || q.frames >= options_.max_batch_frames || now >= due) {
       // The queue whose oldest window has waited longest goes first.
@@ -76,18 +76,51 @@ Batcher::Queue* Batcher::PickReady(Clock::time_point now, Clock::time_point* nex
   return best;
 }
 
-void Batcher::Work() {
+bool Batcher::IsLeastLoaded(size_t i) const {
+  for (size_t j = 0; j < lanes_.size(); ++j) {
+    const Lane& other = lanes_[j];
+    if (j == i || other.batches >= other.lane->depth()) continue;
+    if (other.frames < lanes_[i].frames || (other.frames == lanes_[i].frames && j < i)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Batch Batcher::TakeBatch(Queue* q) {
+  Batch batch;
+  batch.models = q->models;
+  // Whole windows in arrival order, up to max_batch_frames (always at least one).
+  while (!q->windows.empty() &&
+         (batch.windows.empty() ||
+          batch.frames + q->windows.front().feats.rows <= options_.max_batch_frames)) {
+    batch.frames += q->windows.front().feats.rows;
+    batch.windows.push_back(std::move(q->windows.front()));
+    q->windows.pop_front();
+  }
+  q->frames -= batch.frames;
+  // An empty queue lets go of its models: an unloaded model is freed once its last stream and
+  // its last window in flight are gone.
+  if (q->windows.empty()) queues_.erase(batch.models->key);
+  return batch;
+}
+
+void Batcher::Feed(size_t i) {
+  Lane& lane = lanes_[i];
   std::unique_lock lock(mu_);
   while (true) {
-    Clock::time_point next_check;
-    Queue* q = PickReady(Clock::now(), &next_check);
-    if (q == nullptr) {
-      if (stop_) {
-        // Exit once nothing is queued; another worker may still be scoring a batch.
-        const bool empty = std::all_of(queues_.begin(), queues_.end(),
-                                       [](const auto& kv) { return kv.second.windows.empty(); });
-        if (empty) return;
+    Clock::time_point next_check = Clock::time_point::max();
+    Queue* q = nullptr;
+    if (lane.batches < lane.lane->depth()) {
+      q = PickReady(Clock::now(), &next_check);
+      if (q != nullptr && !IsLeastLoaded(i)) {
+        // A lane with less in flight takes this one; look again when something changes.
+        q = nullptr;
+        next_check = Clock::time_point::max();
       }
+    }
+    if (q == nullptr) {
+      if (stop_ && queues_.empty() && lane.batches == 0) return;
       if (next_check == Clock::time_point::max()) {
         wake_.wait(lock);
       } else {
@@ -95,74 +128,33 @@ void Batcher::Work() {
       }
       continue;
     }
-    // Whole windows in arrival order, up to max_batch_frames (always at least one).
-    std::vector<Window> batch;
-    int64_t frames = 0;
-    while (!q->windows.empty() &&
-           (batch.empty() || frames + q->windows.front().feats.rows <= options_.max_batch_frames)) {
-      frames += q->windows.front().feats.rows;
-      batch.push_back(std::move(q->windows.front()));
-      q->windows.pop_front();
-    }
-    q->frames -= frames;
-    q->busy = true;
-    const std::shared_ptr<const ModelSet> models = q->models;
+    Batch batch = TakeBatch(q);
+    ++lane.batches;
+    lane.frames += batch.frames;
     lock.unlock();
-    RunBatch(*models, batch, frames);
-    batch.clear();  // releases the sessions outside the lock
-    lock.lock();
-    q->busy = false;
-    if (q->windows.empty()) {
-      // Drops the queue's reference to the models: an unloaded model is freed once its last
-      // stream and its last queued window are gone.
-      queues_.erase(q->models->key);
-    } else {
-      wake_.notify_one();
+    wake_.notify_all();  // the other lanes may now be the least loaded for the next batch
+    const Clock::time_point start = Clock::now();
+    for (const Window& w : batch.windows) {
+      metrics_->queue_wait_seconds.Observe(SecondsBetween(w.queued, start));
     }
+    metrics_->batch_frames.Observe(double(batch.frames));
+    metrics_->device_frames_scored(lane.lane->device()).Increment(double(batch.frames));
+    for (const auto& m : batch.models->models) {
+      metrics_->frames_scored(m->name()).Increment(double(batch.frames));
+    }
+    const int64_t frames = batch.frames;
+    lane.lane->Run(std::move(batch), [this, i, frames] { Finished(i, frames); });
+    lock.lock();
   }
 }
 
-void Batcher::RunBatch(const ModelSet& models, std::vector<Window>& windows, int64_t frames) {
-  const Clock::time_point start = Clock::now();
-  for (const Window& w : windows)
-    metrics_->queue_wait_seconds.Observe(SecondsBetween(w.queued, start));
-  metrics_->batch_frames.Observe(double(frames));
-
-  const int32_t dim = windows.front().feats.cols;
-  Matrix feats;
-  const Matrix* input = &windows.front().feats;
-  if (windows.size() > 1) {
-    feats.Resize(int32_t(frames), dim);
-    float* dst = feats.data.data();
-    for (const Window& w : windows) {
-      std::memcpy(dst, w.feats.data.data(), w.feats.data.size() * sizeof(float));
-      dst += w.feats.data.size();
-    }
-    input = &feats;
+void Batcher::Finished(size_t i, int64_t frames) {
+  {
+    std::lock_guard lock(mu_);
+    --lanes_[i].batches;
+    lanes_[i].frames -= frames;
   }
-  std::vector<Matrix> scores(models.models.size());
-  absl::Status status;
-  for (size_t k = 0; k < models.models.size() && status.ok(); ++k) {
-    status = models.models[k]->scorer().Score(*input, &scores[k]);
-  }
-  metrics_->compute_seconds.Observe(SecondsBetween(start, Clock::now()));
-  for (const auto& m : models.models) metrics_->frames_scored(m->name()).Increment(double(frames));
-
-  int32_t row = 0;
-  for (Window& w : windows) {
-    const int32_t n = w.feats.rows;
-    std::vector<Matrix> parts(status.ok() ? scores.size() : 0);
-    for (size_t k = 0; k < parts.size(); ++k) {
-      parts[k].Resize(n, scores[k].cols);
-      std::memcpy(parts[k].data.data(), scores[k].row(row),
-                  size_t(n) * size_t(scores[k].cols) * sizeof(float));
-    }
-    absl::StatusOr<std::vector<Matrix>> result =
-        status.ok() ? absl::StatusOr<std::vector<Matrix>>(std::move(parts)) : status;
-    row += n;
-    std::shared_ptr<WindowSink> sink = w.sink;
-    sink->OnWindowScored(std::move(w), std::move(result));
-  }
+  wake_.notify_all();
 }
 
 }  // namespace gmmscore::server

@@ -1,14 +1,15 @@
 // Cross-stream batching: windows of many streams that use the same model set are gathered into
-// one Scorer::Score call per model, on the batcher's own worker threads (never gRPC threads).
+// one batch, scored in one launch per model on a lane (the CPU, or one GPU: scoring_lane.h).
 //
-// A batch starts when a worker is free and a queue holds --max-batch-frames frames, or its
-// oldest window has waited --max-queue-delay; a batch takes whole windows in arrival order up to
-// --max-batch-frames (at least one). One worker at a time serves a queue, so a stream's windows
-// are scored and delivered in the order it submitted them. While a batch computes, the next one
-// gathers: under load batches grow by themselves.
+// A batch is ready when its queue holds --max-batch-frames frames, or its oldest window has
+// waited --max-queue-delay; it takes whole windows in arrival order up to --max-batch-frames (at
+// least one). A ready batch goes to the least-loaded lane (fewest frames in flight) that has room
+// for another batch (ScoringLane::depth), so several GPUs share the work and one GPU overlaps a
+// batch's copies with the next one's kernels. While lanes are busy the next batches gather: under
+// load batches grow by themselves. Batches of one queue may finish out of order; the streams put
+// their windows back in order (WindowSink).
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -19,46 +20,19 @@
 #include <thread>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "kernels/util/matrix.h"
+#include "server/batch.h"
 #include "server/config.h"
 #include "server/metrics.h"
-#include "server/model_registry.h"
+#include "server/scoring_lane.h"
 
 namespace gmmscore::server {
 
-using Clock = std::chrono::steady_clock;
-
-// The models a stream scores against (fused when more than one). Streams whose sets have the
-// same key (names and versions) share a queue.
-struct ModelSet {
-  std::vector<std::shared_ptr<ModelEntry>> models;
-  std::string key;  // "name@version+name@version..."
-  static std::shared_ptr<const ModelSet> Make(std::vector<std::shared_ptr<ModelEntry>> models);
-};
-
-class WindowSink;
-
-struct Window {
-  std::shared_ptr<WindowSink> sink;
-  int64_t first_frame = 0;
-  Matrix feats;             // frames x dim
-  Clock::time_point ready;  // when the window was cut (its last frame had been read)
-  Clock::time_point queued;
-};
-
-// Receives scored windows: one call per window, on a batcher thread, in submission order per
-// queue. scores holds one frames x states matrix per model of the set.
-class WindowSink {
- public:
-  virtual ~WindowSink() = default;
-  virtual void OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) = 0;
-};
-
 class Batcher {
  public:
-  Batcher(const BatcherOptions& options, Metrics* metrics);
-  ~Batcher();  // scores what is queued, then joins the workers
+  // One thread per lane hands it batches; the lanes outlive the Batcher.
+  Batcher(const BatcherOptions& options, const std::vector<std::unique_ptr<ScoringLane>>& lanes,
+          Metrics* metrics);
+  ~Batcher();  // scores what is queued, waits for every batch in flight, then joins
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
 
@@ -73,21 +47,29 @@ class Batcher {
     std::shared_ptr<const ModelSet> models;
     std::deque<Window> windows;
     int64_t frames = 0;
-    bool busy = false;  // a worker is scoring a batch of this queue
   };
-  void Work();
+  struct Lane {
+    ScoringLane* lane = nullptr;
+    int32_t batches = 0;  // in flight
+    int64_t frames = 0;   // in flight
+  };
+  void Feed(size_t lane);  // a lane's thread
   // With mu_ held: a queue ready for a batch, or null (and when to look again).
   Queue* PickReady(Clock::time_point now, Clock::time_point* next_check);
-  void RunBatch(const ModelSet& models, std::vector<Window>& windows, int64_t frames);
+  // With mu_ held: whether lane i is the one a ready batch goes to now.
+  bool IsLeastLoaded(size_t i) const;
+  Batch TakeBatch(Queue* q);  // with mu_ held; drops the queue once empty
+  void Finished(size_t lane, int64_t frames);
 
   const BatcherOptions options_;
   Metrics* const metrics_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::map<std::string, Queue> queues_;
+  std::vector<Lane> lanes_;
   bool flush_ = false;
   bool stop_ = false;
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> threads_;  // last: start once the members above exist
 };
 
 }  // namespace gmmscore::server

@@ -53,6 +53,7 @@ absl::Status ValidateConfig(const ServerConfig& c) {
            range("max-stream-windows", s.max_stream_windows, 1, 1 << 16),
            range("max-batch-frames", c.batcher.max_batch_frames, 1, 1 << 24),
            range("batch-workers", c.batcher.workers, 1, 256),
+           range("delivery-threads", c.batcher.delivery_threads, 0, 1024),
        }) {
     if (!status.ok()) return status;
   }

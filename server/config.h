@@ -33,7 +33,10 @@ struct StreamLimits {
 struct BatcherOptions {
   int32_t max_batch_frames = 512;
   absl::Duration max_queue_delay = absl::Milliseconds(2);
-  int32_t workers = 1;
+  int32_t workers = 1;  // CPU lanes
+  // Threads that copy scored windows out of batches, fuse and encode them; 0: a quarter of the
+  // hardware threads, at least 2.
+  int32_t delivery_threads = 0;
 };
 
 struct ServerConfig {
@@ -42,7 +45,8 @@ struct ServerConfig {
   std::vector<ModelSpec> models;
   std::string model_root;  // empty: ModelAdmin.LoadModel is refused
   std::string backend = "cpu";
-  int32_t scorer_threads = 0;  // 0: all hardware threads
+  std::string devices = "all";  // GPUs for --backend cuda|auto: "all" or "0,1"
+  int32_t scorer_threads = 0;   // 0: all hardware threads
   int32_t max_streams = 256;
   int32_t max_message_bytes = 4 << 20;
   int32_t stream_window_bytes = 256 << 10;  // HTTP/2 receive window per stream

@@ -23,7 +23,11 @@ ABSL_FLAG(std::vector<std::string>, model, {},
           "commas)");
 ABSL_FLAG(std::string, model_root, "",
           "directory ModelAdmin.LoadModel paths are confined to; empty: run-time loads refused");
-ABSL_FLAG(std::string, backend, "cpu", "scoring backend: cpu, cuda or auto");
+ABSL_FLAG(std::string, backend, "cpu",
+          "scoring backend: cpu, cuda or auto (cuda when a GPU is usable, else cpu; says which)");
+ABSL_FLAG(std::string, devices, "all",
+          "GPUs to score on with --backend cuda or auto: all, or numbers like 0,1; every model "
+          "is resident on each, and each batch goes to the least-loaded one");
 ABSL_FLAG(int32_t, scorer_threads, 0, "CPU threads per backend call; 0: all hardware threads");
 ABSL_FLAG(int32_t, window_frames, 10, "frames per response window when the stream asks for 0");
 ABSL_FLAG(int32_t, max_window_frames, 1000, "largest window a stream may ask for");
@@ -38,7 +42,10 @@ ABSL_FLAG(int32_t, max_batch_frames, 512, "frames per backend call, windows of m
 ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
           "longest a window waits for others to batch with");
 ABSL_FLAG(int32_t, batch_workers, 1,
-          "batcher threads (each backend call uses --scorer-threads on top)");
+          "CPU backend: batches scored at once (each backend call uses --scorer-threads on top)");
+ABSL_FLAG(int32_t, delivery_threads, 0,
+          "threads that hand scored windows to their streams (copy, fuse, encode); 0: a quarter "
+          "of the hardware threads, at least 2");
 ABSL_FLAG(int32_t, max_streams, 256, "open streams; more get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int32_t, max_message_bytes, 4 << 20, "largest message a client may send");
 ABSL_FLAG(int32_t, stream_window_bytes, 256 << 10,
@@ -141,6 +148,7 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   }
   c.model_root = absl::GetFlag(FLAGS_model_root);
   c.backend = absl::GetFlag(FLAGS_backend);
+  c.devices = absl::GetFlag(FLAGS_devices);
   c.scorer_threads = absl::GetFlag(FLAGS_scorer_threads);
   c.stream.default_window_frames = absl::GetFlag(FLAGS_window_frames);
   c.stream.max_window_frames = absl::GetFlag(FLAGS_max_window_frames);
@@ -152,6 +160,7 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   c.batcher.max_batch_frames = absl::GetFlag(FLAGS_max_batch_frames);
   c.batcher.max_queue_delay = absl::GetFlag(FLAGS_max_queue_delay);
   c.batcher.workers = absl::GetFlag(FLAGS_batch_workers);
+  c.batcher.delivery_threads = absl::GetFlag(FLAGS_delivery_threads);
   c.max_streams = absl::GetFlag(FLAGS_max_streams);
   c.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   c.stream_window_bytes = absl::GetFlag(FLAGS_stream_window_bytes);

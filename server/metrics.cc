@@ -90,6 +90,15 @@ Metrics::Metrics()
                          .Name("gmmscore_frames_scored_total")
                          .Help("Frames scored, by model")
                          .Register(*registry_)),
+      device_frames_scored_(BuildCounter()
+                                .Name("gmmscore_device_frames_scored_total")
+                                .Help("Frames of batches scored, by device (every model of the "
+                                      "set counted once)")
+                                .Register(*registry_)),
+      buffer_bytes_(BuildGauge()
+                        .Name("gmmscore_device_buffer_bytes")
+                        .Help("Bytes of batch buffers a GPU's lane holds (both pipeline slots)")
+                        .Register(*registry_)),
       failures_(BuildCounter()
                     .Name("gmmscore_stream_failures_total")
                     .Help("Streams that ended with an error, by reason")

@@ -57,6 +57,13 @@ class Metrics {
   prometheus::Counter& frames_scored(const std::string& model) {
     return frames_scored_.Add({{"model", model}});
   }
+  // Per lane: "cpu", "cuda:0", ...
+  prometheus::Counter& device_frames_scored(const std::string& device) {
+    return device_frames_scored_.Add({{"device", device}});
+  }
+  prometheus::Gauge& buffer_bytes(const std::string& device) {
+    return buffer_bytes_.Add({{"device", device}});
+  }
   void CountFailure(FailureReason reason) {
     failures_.Add({{"reason", FailureReasonLabel(reason)}}).Increment();
   }
@@ -73,6 +80,8 @@ class Metrics {
  private:
   prometheus::Family<prometheus::Counter>& frames_received_;
   prometheus::Family<prometheus::Counter>& frames_scored_;
+  prometheus::Family<prometheus::Counter>& device_frames_scored_;
+  prometheus::Family<prometheus::Gauge>& buffer_bytes_;
   prometheus::Family<prometheus::Counter>& failures_;
   prometheus::Family<prometheus::Gauge>& model_bytes_;
   std::unique_ptr<prometheus::Exposer> exposer_;

@@ -5,30 +5,28 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/model_io.h"
-#include "kernels/cpu/cpu_scorer.h"
-#ifdef GMMSCORE_HAVE_CUDA
-#include "kernels/cuda/cuda_scorer.h"
-#endif
+#include "server/backend.h"
 
 namespace gmmscore::server {
 
 ModelEntry::ModelEntry(std::string name, int64_t version, std::string path, std::string format,
-                       std::unique_ptr<Scorer> scorer, std::string device, int64_t num_gauss,
-                       int64_t bytes, Metrics* metrics)
+                       std::vector<ResidentScorer> scorers, int64_t num_gauss, Metrics* metrics)
     : name_(std::move(name)),
       version_(version),
       path_(std::move(path)),
       format_(std::move(format)),
-      scorer_(std::move(scorer)),
-      device_(std::move(device)),
+      scorers_(std::move(scorers)),
       num_gauss_(num_gauss),
-      bytes_(bytes),
-      metrics_(metrics),
-      bytes_gauge_(&metrics->model_bytes(name_, version_, device_)) {
-  bytes_gauge_->Set(double(bytes_));
+      metrics_(metrics) {
+  for (const ResidentScorer& s : scorers_) {
+    bytes_gauges_.push_back(&metrics->model_bytes(name_, version_, s.device));
+    bytes_gauges_.back()->Set(double(s.bytes));
+  }
 }
 
-ModelEntry::~ModelEntry() { metrics_->RemoveModelBytes(bytes_gauge_); }
+ModelEntry::~ModelEntry() {
+  for (prometheus::Gauge* gauge : bytes_gauges_) metrics_->RemoveModelBytes(gauge);
+}
 
 v1::ModelInfo ModelEntry::Info(v1::ModelInfo::Status status) const {
   v1::ModelInfo info;
@@ -38,46 +36,20 @@ v1::ModelInfo ModelEntry::Info(v1::ModelInfo::Status status) const {
   info.set_num_states(num_states());
   info.set_num_gaussians(num_gauss_);
   info.set_dim(dim());
-  v1::DeviceBytes* bytes = info.add_bytes_per_device();
-  bytes->set_device(device_);
-  bytes->set_bytes(bytes_);
+  for (const ResidentScorer& s : scorers_) {
+    v1::DeviceBytes* bytes = info.add_bytes_per_device();
+    bytes->set_device(s.device);
+    bytes->set_bytes(s.bytes);
+  }
   info.set_path(path_);
   info.set_format(format_);
   info.set_active_streams(active_streams_.load());
   return info;
 }
 
-ModelRegistry::ModelRegistry(const ServerConfig& config, Metrics* metrics, HealthStatus* health)
-    : config_(config), metrics_(metrics), health_(health) {}
-
-absl::StatusOr<ModelRegistry::Backend> ModelRegistry::MakeScorer(const GmmModel& model) const {
-  if (config_.backend == "cuda" || config_.backend == "auto") {
-#ifdef GMMSCORE_HAVE_CUDA
-    absl::StatusOr<std::unique_ptr<CudaScorer>> cuda = CudaScorer::Create(model);
-    if (cuda.ok()) {
-      Backend b;
-      b.device = absl::StrCat("cuda:", (*cuda)->device());
-      b.bytes = (*cuda)->device_bytes();
-      b.scorer = *std::move(cuda);
-      return b;
-    }
-    if (config_.backend == "cuda") return cuda.status();
-    std::fprintf(stderr, "gmmscored: --backend auto: CUDA not usable (%s), using cpu\n",
-                 std::string(cuda.status().message()).c_str());
-#else
-    if (config_.backend == "cuda") {
-      return absl::UnimplementedError(
-          "--backend cuda: this build has no CUDA (nvcc was not found)");
-    }
-#endif
-  }
-  Backend b;
-  b.device = "cpu";
-  // The packed CPU layout holds u and v per Gaussian and dimension plus one constant.
-  b.bytes = model.num_gauss() * (2 * int64_t(model.dim()) + 1) * int64_t(sizeof(float));
-  b.scorer = std::make_unique<CpuScorer>(model, config_.scorer_threads);
-  return b;
-}
+ModelRegistry::ModelRegistry(const ServerConfig& config, Backend* backend, Metrics* metrics,
+                             HealthStatus* health)
+    : config_(config), backend_(backend), metrics_(metrics), health_(health) {}
 
 absl::StatusOr<std::string> ModelRegistry::ResolveUnderRoot(const std::string& relative) const {
   namespace fs = std::filesystem;
@@ -135,19 +107,18 @@ absl::StatusOr<v1::ModelInfo> ModelRegistry::Load(const std::string& name, const
     if (!exists) health_->SetModel(name, false);
   }
   absl::StatusOr<LoadedModel> loaded = LoadModel(path);
-  absl::StatusOr<Backend> backend = absl::CancelledError("not built");
-  if (loaded.ok()) backend = MakeScorer(loaded->model);
+  absl::StatusOr<std::vector<ResidentScorer>> scorers = absl::CancelledError("not built");
+  if (loaded.ok()) scorers = backend_->MakeScorers(loaded->model);
 
   std::lock_guard lock(mu_);
   loading_.erase(name);
-  if (!loaded.ok() || !backend.ok()) {
-    const absl::Status& s = loaded.ok() ? backend.status() : loaded.status();
+  if (!loaded.ok() || !scorers.ok()) {
+    const absl::Status& s = loaded.ok() ? scorers.status() : loaded.status();
     return absl::Status(s.code(), absl::StrCat("model '", name, "': ", s.message()));
   }
-  auto entry = std::make_shared<ModelEntry>(name, ++last_version_[name], path,
-                                            ModelFormatName(loaded->file_format),
-                                            std::move(backend->scorer), backend->device,
-                                            loaded->model.num_gauss(), backend->bytes, metrics_);
+  auto entry = std::make_shared<ModelEntry>(
+      name, ++last_version_[name], path, ModelFormatName(loaded->file_format), *std::move(scorers),
+      loaded->model.num_gauss(), metrics_);
   if (auto old = ready_.find(name); old != ready_.end()) retired_.push_back(old->second);
   ready_[name] = entry;
   health_->SetModel(name, true);

@@ -1,8 +1,9 @@
 // The models the daemon serves, by name: loaded at start (--model NAME=PATH) or at run time
 // (ModelAdmin.LoadModel, paths confined to --model-root), each with a scorer of the configured
-// backend. Entries are shared: a stream holds its models' entries from its StreamConfig to its
-// end, so unloading or replacing a model never pulls it from under a stream. The stream keeps
-// scoring with the version it started with; the memory is freed when the last user lets go.
+// backend, on each of its devices. Entries are shared: a stream holds its models' entries from its
+// StreamConfig to its end, so unloading or replacing a model never pulls it from under a stream.
+// The stream keeps scoring with the version it started with; the memory is freed when the last user
+// lets go.
 #pragma once
 
 #include <atomic>
@@ -24,20 +25,30 @@
 
 namespace gmmscore::server {
 
+class Backend;
+
+// A model's scorer on one device.
+struct ResidentScorer {
+  std::unique_ptr<Scorer> scorer;
+  std::string device;  // "cpu", "cuda:0"
+  int64_t bytes = 0;   // memory it holds there (parameters and its own buffers)
+};
+
 class ModelEntry {
  public:
+  // scorers: one per device the backend scores on (ScoringLane::scorer_index order), all of the
+  // same model.
   ModelEntry(std::string name, int64_t version, std::string path, std::string format,
-             std::unique_ptr<Scorer> scorer, std::string device, int64_t num_gauss, int64_t bytes,
-             Metrics* metrics);
+             std::vector<ResidentScorer> scorers, int64_t num_gauss, Metrics* metrics);
   ~ModelEntry();
   ModelEntry(const ModelEntry&) = delete;
   ModelEntry& operator=(const ModelEntry&) = delete;
 
   const std::string& name() const { return name_; }
   int64_t version() const { return version_; }
-  const Scorer& scorer() const { return *scorer_; }
-  int32_t num_states() const { return scorer_->num_states(); }
-  int32_t dim() const { return scorer_->dim(); }
+  const Scorer& scorer(int32_t index) const { return *scorers_[size_t(index)].scorer; }
+  int32_t num_states() const { return scorer(0).num_states(); }
+  int32_t dim() const { return scorer(0).dim(); }
   // Streams that have this entry in their configuration, now.
   std::atomic<int32_t>& active_streams() { return active_streams_; }
   v1::ModelInfo Info(v1::ModelInfo::Status status) const;
@@ -47,18 +58,18 @@ class ModelEntry {
   const int64_t version_;
   const std::string path_;
   const std::string format_;
-  const std::unique_ptr<Scorer> scorer_;
-  const std::string device_;  // "cpu", "cuda:0"
+  const std::vector<ResidentScorer> scorers_;
   const int64_t num_gauss_;
-  const int64_t bytes_;
   Metrics* const metrics_;
-  prometheus::Gauge* const bytes_gauge_;
+  std::vector<prometheus::Gauge*> bytes_gauges_;  // per scorer
   std::atomic<int32_t> active_streams_{0};
 };
 
 class ModelRegistry {
  public:
-  ModelRegistry(const ServerConfig& config, Metrics* metrics, HealthStatus* health);
+  // Models are made resident on every device of backend.
+  ModelRegistry(const ServerConfig& config, Backend* backend, Metrics* metrics,
+                HealthStatus* health);
 
   // Reads and packs a model (seconds for a large one: callers keep this off gRPC threads).
   // An existing name needs replace; the new version serves new streams once ready.
@@ -76,16 +87,10 @@ class ModelRegistry {
   std::vector<v1::ModelInfo> List();
 
  private:
-  struct Backend {
-    std::unique_ptr<Scorer> scorer;
-    std::string device;
-    int64_t bytes = 0;  // parameters resident on the device
-  };
-  // The --backend scorer: cpu; cuda (device 0); auto: cuda when usable, else cpu.
-  absl::StatusOr<Backend> MakeScorer(const GmmModel& model) const;
   void PruneRetired();  // with mu_ held
 
   const ServerConfig& config_;
+  Backend* const backend_;
   Metrics* const metrics_;
   HealthStatus* const health_;
   mutable std::mutex mu_;

@@ -57,10 +57,7 @@ absl::StatusOr<std::string> ReadAdminToken(const ServerConfig& c) {
 }  // namespace
 
 GmmscoreServer::GmmscoreServer(ServerConfig config)
-    : config_(std::move(config)),
-      registry_(config_, &metrics_, &health_),
-      batcher_(config_.batcher, &metrics_),
-      tracker_(config_.max_streams) {}
+    : config_(std::move(config)), tracker_(config_.max_streams) {}
 
 absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConfig config) {
   if (absl::Status s = ValidateConfig(config); !s.ok()) return s;
@@ -71,12 +68,17 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
 
   std::unique_ptr<GmmscoreServer> s(new GmmscoreServer(std::move(config)));
   const ServerConfig& c = s->config_;
+  absl::StatusOr<std::unique_ptr<Backend>> backend = Backend::Create(c, &s->metrics_);
+  if (!backend.ok()) return backend.status();
+  s->backend_ = *std::move(backend);
+  s->registry_ = std::make_unique<ModelRegistry>(c, s->backend_.get(), &s->metrics_, &s->health_);
+  s->batcher_ = std::make_unique<Batcher>(c.batcher, s->backend_->lanes(), &s->metrics_);
   if (!c.metrics_listen.empty()) {
     if (absl::Status st = s->metrics_.Serve(c.metrics_listen); !st.ok()) return st;
   }
   s->scorer_service_ = std::make_unique<ScorerService>(SessionServices{
-      &c.stream, &s->registry_, &s->batcher_, &s->timers_, &s->metrics_, &s->tracker_});
-  s->admin_service_ = std::make_unique<ModelAdminService>(&s->registry_, &s->loader_, *token);
+      &c.stream, s->registry_.get(), s->batcher_.get(), &s->timers_, &s->metrics_, &s->tracker_});
+  s->admin_service_ = std::make_unique<ModelAdminService>(s->registry_.get(), &s->loader_, *token);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -101,7 +103,7 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
 
 absl::Status GmmscoreServer::LoadStartupModels() {
   for (const ModelSpec& m : config_.models) {
-    absl::StatusOr<v1::ModelInfo> info = registry_.Load(m.name, m.path, /*replace=*/false);
+    absl::StatusOr<v1::ModelInfo> info = registry_->Load(m.name, m.path, /*replace=*/false);
     if (!info.ok()) return info.status();
   }
   health_.SetServerReady(true);
@@ -114,7 +116,7 @@ bool GmmscoreServer::Drain(absl::Duration timeout) {
   const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                         absl::ToChronoNanoseconds(timeout));
   health_.Drain();
-  batcher_.Flush();
+  batcher_->Flush();
   for (const std::shared_ptr<StreamSession>& session : tracker_.BeginDrain()) session->Drain();
   const bool clean = tracker_.WaitUntilEmpty(deadline);
   // Every stream has ended, or the time is up: cancel what is left (a stream whose client

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "server/backend.h"
 #include "server/batcher.h"
 #include "server/config.h"
 #include "server/health.h"
@@ -38,7 +39,7 @@ class GmmscoreServer {
 
   int port() const { return port_; }
   int metrics_port() const { return metrics_.port(); }
-  ModelRegistry& registry() { return registry_; }
+  ModelRegistry& registry() { return *registry_; }
   Metrics& metrics() { return metrics_; }
   int32_t open_streams() { return tracker_.size(); }
 
@@ -49,8 +50,11 @@ class GmmscoreServer {
   Metrics metrics_;
   HealthStatus health_;
   TimerQueue timers_;
-  ModelRegistry registry_;
-  Batcher batcher_;
+  // Made in Start (the backend can fail: --backend cuda without a GPU); destroyed in reverse:
+  // the batcher waits for its batches in flight before the lanes and models go.
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<ModelRegistry> registry_;
+  std::unique_ptr<Batcher> batcher_;
   SessionTracker tracker_;
   TaskQueue loader_;  // after the registry, before the services that post to it
   std::unique_ptr<ScorerService> scorer_service_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -24,11 +25,8 @@ class StreamFusion {
   void SelectBest(const std::vector<Matrix>& scores, Matrix* out);
 
   const FusionSpec spec_;
-  // kSelectBest: per model, the best-state score of the last select_window frames (a ring, at
-  // frames_seen_ % select_window) and their sum.
-  std::vector<std::vector<double>> recent_best_;
-  std::vector<double> window_sum_;
-  int64_t frames_seen_ = 0;
+  std::optional<SelectTracker> select_;  // kSelectBest: carried from window to window
+  std::vector<float> frame_best_;
 };
 
 }  // namespace gmmscore::server

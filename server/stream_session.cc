@@ -126,8 +126,10 @@ void StreamSession::Fail(absl::StatusCode code, FailureReason reason, const std:
   pending_frames_ = pending_offset_ = 0;
   arrivals_.clear();
   for (const Outgoing& o : outbound_) AddBuffered(-o.bytes);
-  windows_out_ -= int32_t(outbound_.size());
+  windows_out_ -= int32_t(outbound_.size() + scored_.size());
   outbound_.clear();
+  scored_.clear();
+  cut_order_.clear();
 }
 
 void StreamSession::Pump(std::unique_lock<std::mutex> lock) {
@@ -262,6 +264,8 @@ void StreamSession::CutWindow(int32_t frames) {
     pending_.clear();
     pending_offset_ = 0;
   }
+  w.fusion = fusion_spec_;
+  cut_order_.push_back(w.first_frame);
   ++windows_out_;
   services_.batcher->Submit(setup_->models, std::move(w));
 }
@@ -305,6 +309,7 @@ void StreamSession::HandleRequest(Clock::time_point now) {
       }
       setup_ = *std::move(setup);
       fusion_.emplace(setup_->fusion, setup_->models->models.size());
+      fusion_spec_ = std::make_shared<const FusionSpec>(setup_->fusion);
       encoder_.emplace(setup_->encoder);
       for (const auto& m : setup_->models->models) {
         ++m->active_streams();
@@ -393,32 +398,49 @@ void StreamSession::OnWindowScored(Window window, absl::StatusOr<std::vector<Mat
   AddBuffered(-int64_t(window.feats.data.size() * sizeof(float)));
   if (finish_called_ || !error_.ok()) {
     --windows_out_;
-  } else if (!scores.ok()) {
-    --windows_out_;
-    Fail(absl::StatusCode::kInternal, FailureReason::kInternal,
-         absl::StrCat("scoring frames ", window.first_frame, "..: ", scores.status().message()));
   } else {
-    Matrix fused;
-    if (absl::Status s = fusion_->Fuse(*scores, &fused); !s.ok()) {
-      --windows_out_;
-      Fail(absl::StatusCode::kInternal, FailureReason::kInternal, std::string(s.message()));
-    } else {
-      Outgoing& out = outbound_.emplace_back();
-      out.ready = window.ready;
-      v1::ScoreResponse& r = out.response;
-      r.set_stream_id(setup_->stream_id);
-      r.set_first_frame(window.first_frame);
-      for (const auto& m : setup_->models->models) {
-        v1::ModelVersion* v = r.add_models();
-        v->set_name(m->name());
-        v->set_version(m->version());
-      }
-      encoder_->Encode(fused, &r);
-      out.bytes = encoder_->MaxBytes(fused.rows, fused.cols);
-      AddBuffered(out.bytes);
+    // Batches can finish out of order: windows go out in the order they were cut.
+    scored_.emplace(window.first_frame, Scored{window.ready, std::move(scores)});
+    while (error_.ok() && !cut_order_.empty()) {
+      const auto it = scored_.find(cut_order_.front());
+      if (it == scored_.end()) break;
+      const int64_t first_frame = it->first;
+      Scored next = std::move(it->second);
+      scored_.erase(it);
+      cut_order_.pop_front();
+      Emit(first_frame, next.ready, std::move(next.scores));
     }
   }
   Pump(std::move(lock));
+}
+
+void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
+                         absl::StatusOr<std::vector<Matrix>> scores) {
+  if (!scores.ok()) {
+    --windows_out_;
+    Fail(absl::StatusCode::kInternal, FailureReason::kInternal,
+         absl::StrCat("scoring frames ", first_frame, "..: ", scores.status().message()));
+    return;
+  }
+  Matrix fused;
+  if (absl::Status s = fusion_->Fuse(*scores, &fused); !s.ok()) {
+    --windows_out_;
+    Fail(absl::StatusCode::kInternal, FailureReason::kInternal, std::string(s.message()));
+    return;
+  }
+  Outgoing& out = outbound_.emplace_back();
+  out.ready = ready;
+  v1::ScoreResponse& r = out.response;
+  r.set_stream_id(setup_->stream_id);
+  r.set_first_frame(first_frame);
+  for (const auto& m : setup_->models->models) {
+    v1::ModelVersion* v = r.add_models();
+    v->set_name(m->name());
+    v->set_version(m->version());
+  }
+  encoder_->Encode(fused, &r);
+  out.bytes = encoder_->MaxBytes(fused.rows, fused.cols);
+  AddBuffered(out.bytes);
 }
 
 void StreamSession::OnWriteDone(bool ok) {

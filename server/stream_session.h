@@ -1,6 +1,8 @@
 // One Score stream: a gRPC callback reactor that validates the client's messages, buffers frames
 // into windows (W frames, or fewer once the oldest buffered frame has waited max_latency, or at
 // End), hands windows to the Batcher and writes the scored windows back, one write in flight.
+// Scored windows can come back out of order (batches in flight together, on several devices);
+// they are fused, encoded and written in the order they were cut.
 //
 // Nothing here blocks: gRPC reactions, batcher deliveries and timers each lock the session, decide
 // what to start (a read, a write, windows, the final status), and start it after unlocking.
@@ -106,6 +108,10 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
     Clock::time_point ready;  // when the window's last frame was read
     int64_t bytes = 0;
   };
+  struct Scored {  // a window scored before an earlier one of the stream
+    Clock::time_point ready;
+    absl::StatusOr<std::vector<Matrix>> scores;
+  };
   struct Actions {
     bool read = false;
     bool write = false;
@@ -122,6 +128,9 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   void HandleRequest(Clock::time_point now);
   void AddFeatures(const v1::FeatureChunk& chunk, Clock::time_point now);
   void CutWindow(int32_t frames);
+  // Fuses and encodes the next window in order into outbound_ (or fails the stream).
+  void Emit(int64_t first_frame, Clock::time_point ready,
+            absl::StatusOr<std::vector<Matrix>> scores);
   void Fail(absl::StatusCode code, FailureReason reason, const std::string& message);
   void AddBuffered(int64_t bytes);
   std::string Label() const;
@@ -148,6 +157,7 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
 
   std::optional<StreamSetup> setup_;
   std::optional<StreamFusion> fusion_;
+  std::shared_ptr<const FusionSpec> fusion_spec_;  // setup_->fusion, for the windows
   std::optional<ResponseEncoder> encoder_;
   std::vector<prometheus::Counter*> frames_received_;
 
@@ -160,7 +170,9 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   // Per chunk still (partly) pending: its end frame and when it was read.
   std::deque<std::pair<int64_t, Clock::time_point>> arrivals_;
 
-  int32_t windows_out_ = 0;  // submitted and not yet written
+  int32_t windows_out_ = 0;           // submitted and not yet written
+  std::deque<int64_t> cut_order_;     // first frames of windows submitted, not yet emitted
+  std::map<int64_t, Scored> scored_;  // scored windows waiting for an earlier one
   std::deque<Outgoing> outbound_;
   int64_t buffered_bytes_ = 0;
 

@@ -1,5 +1,7 @@
 #include "server/timer_queue.h"
 
+#include <algorithm>
+
 namespace gmmscore::server {
 
 TimerQueue::TimerQueue() : thread_([this] { Run(); }) {}
@@ -42,15 +44,17 @@ void TimerQueue::Run() {
   }
 }
 
-TaskQueue::TaskQueue() : thread_([this] { Run(); }) {}
+TaskQueue::TaskQueue(int32_t threads) {
+  for (int32_t i = 0; i < std::max(threads, 1); ++i) threads_.emplace_back([this] { Run(); });
+}
 
 TaskQueue::~TaskQueue() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
   }
-  wake_.notify_one();
-  thread_.join();
+  wake_.notify_all();
+  for (std::thread& t : threads_) t.join();
 }
 
 void TaskQueue::Post(std::function<void()> task) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <queue>
@@ -43,16 +44,18 @@ class TimerQueue {
   std::thread thread_;  // last: starts after the members it uses
 };
 
-// One thread that runs tasks in order: ModelAdmin loads, which take seconds and must not hold a
-// gRPC thread.
+// Threads that run posted tasks: with one thread, in order (ModelAdmin loads, which take seconds
+// and must not hold a gRPC thread); with several, as they come (the batcher's deliveries of
+// scored windows to their streams).
 class TaskQueue {
  public:
-  TaskQueue();
+  explicit TaskQueue(int32_t threads = 1);
   ~TaskQueue();  // runs the tasks already queued, then joins
   TaskQueue(const TaskQueue&) = delete;
   TaskQueue& operator=(const TaskQueue&) = delete;
 
   void Post(std::function<void()> task);
+  int32_t threads() const { return int32_t(threads_.size()); }
 
  private:
   void Run();
@@ -61,7 +64,7 @@ class TaskQueue {
   std::condition_variable wake_;
   std::queue<std::function<void()>> tasks_;
   bool stop_ = false;
-  std::thread thread_;
+  std::vector<std::thread> threads_;  // last: start after the members they use
 };
 
 }  // namespace gmmscore::server

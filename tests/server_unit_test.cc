@@ -1,18 +1,23 @@
 // The daemon's parts on their own: binary16 conversion, configuration checks, fusion carried
-// across windows, response encoding, the timer queue and the batcher's ordering and batch sizes.
+// across windows, response encoding, the timer queue, the batcher's batch sizes and its choice of
+// lane.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "kernels/cpu/cpu_scorer.h"
 #include "proto/wire_codec.h"
 #include "server/batcher.h"
 #include "server/config.h"
+#include "server/cpu_lane.h"
 #include "server/response_encoder.h"
 #include "server/stream_fusion.h"
 #include "server/timer_queue.h"
@@ -30,6 +35,58 @@ TEST(WireCodecTest, EveryHalfRoundTrips) {
       EXPECT_TRUE(std::isnan(wire::HalfToFloat(wire::FloatToHalf(f)))) << h;
     } else {
       EXPECT_EQ(wire::FloatToHalf(f), h) << h;
+    }
+  }
+}
+
+// The span conversions (vector instructions where the host has them) against the scalar ones.
+TEST(WireCodecTest, SpansConvertAsTheScalarFunctions) {
+  std::string halves;
+  std::vector<float> floats;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    halves.push_back(char(h & 0xffu));
+    halves.push_back(char(h >> 8));
+    floats.push_back(wire::HalfToFloat(uint16_t(h)));
+  }
+  // Around every half: the midpoints and their neighbours, past the range, subnormals.
+  for (uint32_t h = 0; h < 65535; ++h) {
+    const float mid = 0.5f * (wire::HalfToFloat(uint16_t(h)) + wire::HalfToFloat(uint16_t(h + 1)));
+    if (std::isfinite(mid)) {
+      floats.insert(floats.end(), {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f)});
+    }
+  }
+  floats.insert(floats.end(), {65520.0f, -65520.0f, 1e-8f, 3e-8f, -6e-8f, 1e30f, -1e30f});
+  std::vector<float> decoded(65536);
+  wire::ReadFloat16(halves, decoded);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float expected = wire::HalfToFloat(uint16_t(h));
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(decoded[h])) << h;
+    } else {
+      EXPECT_EQ(std::bit_cast<uint32_t>(decoded[h]), std::bit_cast<uint32_t>(expected)) << h;
+    }
+  }
+  std::string encoded;
+  wire::AppendFloat16(floats, &encoded);
+  ASSERT_EQ(encoded.size(), 2 * floats.size());
+  for (size_t i = 0; i < floats.size(); ++i) {
+    const uint16_t got = uint16_t(uint8_t(encoded[2 * i]) | (uint8_t(encoded[2 * i + 1]) << 8));
+    ASSERT_EQ(got, wire::FloatToHalf(floats[i])) << floats[i];
+  }
+}
+
+TEST(ResponseEncoderTest, BestStateIsTheFirstLargest) {
+  for (int32_t states : {1, 7, 8, 9, 37, 5000}) {
+    Matrix scores = RandomFeatures(4, states, -80.0f, 10.0f, uint32_t(states));
+    scores.at(1, states - 1) = 0.0f;  // the last state best
+    scores.at(2, states / 2) = 1.0f;  // a tie: the first of the two
+    scores.at(2, states - 1) = 1.0f;
+    server::ResponseEncoder encoder({});
+    v1::ScoreResponse r;
+    encoder.Encode(scores, &r);
+    for (int32_t t = 0; t < 4; ++t) {
+      const float* row = scores.row(t);
+      EXPECT_EQ(r.best_state(t), std::max_element(row, row + states) - row) << states << " " << t;
     }
   }
 }
@@ -149,7 +206,7 @@ TEST(TimerQueueTest, RunsInTimeOrder) {
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
 }
 
-// Records the windows it gets, per stream.
+// Records the windows it gets, per stream (in the order they arrive).
 class RecordingSink : public server::WindowSink {
  public:
   void OnWindowScored(server::Window window, absl::StatusOr<std::vector<Matrix>> scores) override {
@@ -166,21 +223,31 @@ class RecordingSink : public server::WindowSink {
   int64_t rows = 0;
 };
 
-TEST(BatcherTest, KeepsEachStreamsOrderAndTheBatchLimit) {
+std::shared_ptr<server::ModelEntry> CpuEntry(const GmmModel& model, server::Metrics* metrics) {
+  std::vector<server::ResidentScorer> scorers(1);
+  scorers[0].scorer = std::make_unique<CpuScorer>(model, 1);
+  scorers[0].device = "cpu";
+  return std::make_shared<server::ModelEntry>("m", 1, "mem", "test", std::move(scorers),
+                                              model.num_gauss(), metrics);
+}
+
+TEST(BatcherTest, DeliversEveryWindowOnceWithinTheBatchLimit) {
   RandomModelOptions o;
   o.num_states = 30;
   o.dim = 13;
   server::Metrics metrics;
-  auto entry = std::make_shared<server::ModelEntry>(
-      "m", 1, "mem", "test", std::make_unique<CpuScorer>(RandomModel(o, 1), 1), "cpu", 100, 1,
-      &metrics);
-  auto set = server::ModelSet::Make({entry});
+  auto set = server::ModelSet::Make({CpuEntry(RandomModel(o, 1), &metrics)});
   server::BatcherOptions options;
   options.max_batch_frames = 40;
   options.max_queue_delay = absl::Milliseconds(1);
   std::vector<std::shared_ptr<RecordingSink>> sinks;
   {
-    server::Batcher batcher(options, &metrics);
+    server::TaskQueue delivery(3);
+    std::vector<std::unique_ptr<server::ScoringLane>> lanes;
+    for (int i = 0; i < 2; ++i) {
+      lanes.push_back(std::make_unique<server::CpuLane>(1, &delivery, &metrics));
+    }
+    server::Batcher batcher(options, lanes, &metrics);
     for (int s = 0; s < 8; ++s) sinks.push_back(std::make_shared<RecordingSink>());
     for (int64_t w = 0; w < 50; ++w) {
       for (int s = 0; s < 8; ++s) {
@@ -191,15 +258,20 @@ TEST(BatcherTest, KeepsEachStreamsOrderAndTheBatchLimit) {
         batcher.Submit(set, std::move(window));
       }
     }
-  }  // the destructor scores what is queued
+  }  // the batcher scores what is queued, the delivery threads hand it over
   for (const auto& sink : sinks) {
-    ASSERT_EQ(sink->firsts.size(), 50u);
-    for (size_t i = 0; i < 50; ++i) EXPECT_EQ(sink->firsts[i], int64_t(i) * 7);
+    // Two lanes and three delivery threads: windows may arrive out of order, never twice.
+    std::vector<int64_t> firsts = sink->firsts;
+    std::sort(firsts.begin(), firsts.end());
+    ASSERT_EQ(firsts.size(), 50u);
+    for (size_t i = 0; i < 50; ++i) EXPECT_EQ(firsts[i], int64_t(i) * 7);
   }
   // Whole windows of 7 frames: at most 5 (35 frames) fit under 40.
   const auto families = metrics.registry().Collect();
+  bool seen = false;
   for (const prometheus::MetricFamily& f : families) {
     if (f.name != "gmmscore_batch_frames") continue;
+    seen = true;
     const auto& h = f.metric.at(0).histogram;
     EXPECT_EQ(h.sample_sum, 8 * 50 * 7);
     for (const prometheus::ClientMetric::Bucket& b : h.bucket) {
@@ -208,6 +280,105 @@ TEST(BatcherTest, KeepsEachStreamsOrderAndTheBatchLimit) {
       }
     }
   }
+  EXPECT_TRUE(seen);
+}
+
+// A lane that records the batches it gets and finishes them only when told to.
+class HeldLane : public server::ScoringLane {
+ public:
+  explicit HeldLane(std::string name) : name_(std::move(name)) {}
+  const std::string& device() const override { return name_; }
+  int32_t scorer_index() const override { return 0; }
+  int32_t depth() const override { return 2; }
+  void Run(server::Batch batch, std::function<void()> done) override {
+    std::lock_guard lock(mu);
+    frames.push_back(batch.frames);
+    held.push_back(std::move(done));
+    for (server::Window& w : batch.windows) {
+      std::shared_ptr<server::WindowSink> sink = w.sink;
+      sink->OnWindowScored(std::move(w), std::vector<Matrix>{Matrix(int32_t(batch.frames), 1)});
+    }
+  }
+  absl::StatusOr<server::ResidentScorer> MakeScorer(const GmmModel&) override {
+    return absl::UnimplementedError("not a real lane");
+  }
+  void FinishAll() {
+    std::vector<std::function<void()>> done;
+    {
+      std::lock_guard lock(mu);
+      done.swap(held);
+    }
+    for (auto& d : done) d();
+  }
+  int64_t Frames() {
+    std::lock_guard lock(mu);
+    int64_t total = 0;
+    for (int64_t f : frames) total += f;
+    return total;
+  }
+  std::mutex mu;
+  std::vector<int64_t> frames;
+  std::vector<std::function<void()>> held;
+
+ private:
+  const std::string name_;
+};
+
+// Polls cond every millisecond for up to five seconds.
+template <typename Cond>
+bool WaitFor(Cond cond) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!cond() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  return cond();
+}
+
+class NullSink : public server::WindowSink {
+ public:
+  void OnWindowScored(server::Window, absl::StatusOr<std::vector<Matrix>>) override {}
+};
+
+TEST(BatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
+  server::Metrics metrics;
+  RandomModelOptions o;
+  auto set = server::ModelSet::Make({CpuEntry(RandomModel(o, 2), &metrics)});
+  server::BatcherOptions options;
+  options.max_batch_frames = 10;
+  options.max_queue_delay = absl::ZeroDuration();
+  std::vector<std::unique_ptr<server::ScoringLane>> lanes;
+  lanes.push_back(std::make_unique<HeldLane>("gpu-a"));
+  lanes.push_back(std::make_unique<HeldLane>("gpu-b"));
+  auto* a = static_cast<HeldLane*>(lanes[0].get());
+  auto* b = static_cast<HeldLane*>(lanes[1].get());
+  auto sink = std::make_shared<NullSink>();
+  auto submit = [&](server::Batcher& batcher, int32_t frames) {
+    server::Window w;
+    w.sink = sink;
+    w.feats = Matrix(frames, o.dim);
+    batcher.Submit(set, std::move(w));
+  };
+  {
+    server::Batcher batcher(options, lanes, &metrics);
+    // Batches of 10, 4, 6 frames: a takes the first (both idle: the first lane), b the second
+    // (a has more in flight), then b again (4 < 10).
+    submit(batcher, 10);
+    ASSERT_TRUE(WaitFor([&] { return a->Frames() == 10; }));
+    submit(batcher, 4);
+    ASSERT_TRUE(WaitFor([&] { return b->Frames() == 4; }));
+    submit(batcher, 6);
+    ASSERT_TRUE(WaitFor([&] { return b->Frames() == 10; }));
+    // Both have depth 2: a takes the next, b is full.
+    submit(batcher, 3);
+    ASSERT_TRUE(WaitFor([&] { return a->Frames() == 13; }));
+    // Both full: the next waits until a lane finishes.
+    submit(batcher, 5);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(a->Frames() + b->Frames(), 23);
+    b->FinishAll();
+    ASSERT_TRUE(WaitFor([&] { return b->Frames() == 15; }));
+    a->FinishAll();
+    b->FinishAll();
+  }  // the batcher has nothing left in flight
+  EXPECT_EQ(a->held.size(), 0u);
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from a bundle made by make_device_bundle.sh: the CUDA tests, the
 # benchmark, and the instruction mix of the compiled kernels (from cuobjdump). Logs go to $OUT.
-# Usage: device_run.sh [profile]   (profile: also Nsight Compute on one launch each of the SIMT
-# and the 3xTF32 tensor-core kernel in case (a))
+# Usage: device_run.sh [tests|profile]   (tests: the CUDA tests only; profile: also Nsight Compute
+# on one launch each of the SIMT and the 3xTF32 tensor-core kernel in case (a))
 set -uo pipefail
 cd "$(dirname "$0")"
+[ -d lib ] || { mkdir lib && tar xzf lib.tar.gz -C lib; }
 out="${OUT:-.}"
 cublas="$(ls /usr/local/cuda/lib64/libcublas.so.13 2>/dev/null ||
   find / -name libcublas.so.13 -not -path '/proc/*' 2>/dev/null | head -1)"
@@ -12,9 +13,10 @@ export LD_LIBRARY_PATH="$PWD/lib:$(dirname "${cublas:-/usr/local/cuda/lib64/x}")
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv
 status=0
-for test in cuda_scorer_test cuda_tensor_scorer_test; do
+for test in cuda_scorer_test cuda_tensor_scorer_test cuda_fusion_test server_cuda_test; do
   timeout 300 "./$test" 2>&1 | tee "$out/$test.log" | grep -vE '^\[ +(RUN|OK) +\]' || status=1
 done
+[ "${1:-}" = tests ] && exit $status
 timeout 400 ./cuda_bench 2>&1 | tee "$out/bench.log" || status=1
 cuobjdump="$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)"
 "$cuobjdump" -sass ./cuda_bench >"$out/sass.txt" 2>&1

@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# Gathers the CUDA test binaries, cuda_bench, device_run.sh and the shared libraries the binaries
-# load (Abseil, Highway, OpenMP: the GPU machine has none of them) into .device-bundle/, to carry
-# to a GPU machine. Left out: the C and C++ runtimes and cuBLAS, which the GPU machine's CUDA
-# installation provides (libcublasLt alone is over 500 MB).
-# Usage: bench/cuda/make_device_bundle.sh [BUILD_DIR]   (default build-cuda; run from the repo root)
+# Gathers what runs on a GPU machine into .device-bundle/, to carry there: the CUDA tests (the
+# daemon's too),
+# cuda_bench, cuda_launch_bench, gmmscored and gmmscore, the scripts that run them
+# (device_run.sh, device_e2e.sh), and the shared libraries the binaries load (Abseil, Highway,
+# OpenMP, gRPC, protobuf, OpenBLAS, ...: the GPU machine has none of them), packed in lib.tar.gz
+# to stay under the carry limit; the scripts unpack it. Left out: the C and C++ runtimes, the
+# NVIDIA driver and cuBLAS, which the GPU machine's CUDA installation provides (libcublasLt alone
+# is over 500 MB).
+# Usage: bench/cuda/make_device_bundle.sh [BUILD_DIR]   (default build; run from the repo root)
 set -euo pipefail
-build="${1:-build-cuda}"
+build="${1:-build}"
 bundle=.device-bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
 binaries=("$build/tests/cuda_scorer_test" "$build/tests/cuda_tensor_scorer_test"
-  "$build/bench/cuda_bench")
-cp "${binaries[@]}" bench/cuda/device_run.sh "$bundle/"
+  "$build/tests/cuda_fusion_test" "$build/tests/server_cuda_test" "$build/bench/cuda_bench"
+  "$build/bench/cuda_launch_bench"
+  "$build/server/gmmscored" "$build/client/gmmscore")
+cp "${binaries[@]}" bench/cuda/device_run.sh bench/cuda/device_e2e.sh "$bundle/"
 ldd "${binaries[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
-  grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcublas|libcublasLt)\.so' |
+  grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libnvidia[^/]*|libcublas|libcublasLt)\.so' |
   xargs -r cp -L -t "$bundle/lib/"
+tar czf "$bundle/lib.tar.gz" -C "$bundle/lib" .
+rm -rf "$bundle/lib"
 du -sh "$bundle"

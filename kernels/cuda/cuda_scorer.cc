@@ -6,42 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/cpu_scorer.h"  // CheckFeatures
+#include "kernels/cuda/cuda_device.h"
 
 namespace gmmscore {
 namespace {
-
-absl::Status SelectDevice(int device) {
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess) {
-    return absl::UnavailableError(absl::StrCat("no usable CUDA device: ", cudaGetErrorName(error),
-                                               " (", cudaGetErrorString(error), ")"));
-  }
-  if (device < 0 || device >= count) {
-    return absl::UnavailableError(
-        absl::StrCat("CUDA device ", device, " requested, ", count, " present"));
-  }
-  GMM_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
-  return absl::OkStatus();
-}
-
-// Refuses, before anything is allocated, a model that does not fit the device or the budget.
-absl::Status CheckFits(int device, int64_t model_bytes, int64_t staging_bytes, int32_t max_frames,
-                       int64_t budget) {
-  size_t free = 0;
-  size_t total = 0;
-  GMM_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free, &total));
-  const int64_t needed = model_bytes + staging_bytes;
-  const int64_t available = budget > 0 ? std::min<int64_t>(budget, int64_t(free)) : int64_t(free);
-  if (needed <= available) return absl::OkStatus();
-  cudaDeviceProp prop;
-  GMM_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device));
-  return absl::ResourceExhaustedError(absl::StrCat(
-      "the model needs ", needed, " bytes of device memory (", model_bytes, " for the model, ",
-      staging_bytes, " for buffers of ", max_frames, " frames) but CUDA device ", device, " (",
-      prop.name, ") has ", free, " bytes free of ", total,
-      budget > 0 ? absl::StrCat(", and the memory budget is ", budget, " bytes") : ""));
-}
 
 bool IsTensor(const CudaKernelConfig& config) { return config.kind != CudaKernelKind::kSimt; }
 
@@ -91,16 +59,19 @@ absl::StatusOr<std::unique_ptr<CudaScorer>> CudaScorer::Create(const GmmModel& m
   } else if (NeedsTensor(options)) {
     return BuildTensorModelLayout(model, layout.shift).status();  // says why not
   }
-  const int32_t split_frames = std::min(options.max_frames, kTensorSplitMaxFrames);
   const size_t split_floats =
-      tensor_layout ? size_t(kTensorMaxSplits) * split_frames * tensor_layout->num_slots() : 0;
+      tensor_layout ? size_t(SplitScratchFloats(options.max_frames, tensor_layout->num_slots()))
+                    : 0;
   const int64_t model_bytes =
       layout.device_bytes() + (tensor_layout ? tensor_layout->device_bytes() : 0);
   const int64_t staging_bytes =
       int64_t(options.max_frames) * (layout.dim + layout.num_states) * int64_t(sizeof(float)) +
       int64_t(split_floats * sizeof(float));
-  GMM_RETURN_IF_ERROR(CheckFits(options.device, model_bytes, staging_bytes, options.max_frames,
-                                options.memory_budget_bytes));
+  GMM_RETURN_IF_ERROR(
+      CheckDeviceRoom(options.device, model_bytes + staging_bytes,
+                      absl::StrCat("the model (", model_bytes, " bytes) and its buffers of ",
+                                   options.max_frames, " frames (", staging_bytes, " bytes) need"),
+                      options.memory_budget_bytes));
 
   std::unique_ptr<CudaScorer> scorer(new CudaScorer());
   scorer->device_ = options.device;
@@ -220,11 +191,24 @@ absl::Status CudaScorer::CheckConfig(const CudaKernelConfig& config, int32_t fra
 
 absl::Status CudaScorer::Launch(const CudaKernelConfig& config, const float* device_feats,
                                 int32_t frames, float* device_out) const {
+  return LaunchOn(config, device_feats, frames, device_out, split_scratch_.get(), stream_);
+}
+
+int64_t CudaScorer::split_scratch_floats(int32_t frames) const {
+  return tensor_packed_ ? SplitScratchFloats(frames, tensor_packed_->view().num_groups *
+                                                         int64_t(kTensorGroupStates))
+                        : 0;
+}
+
+absl::Status CudaScorer::LaunchOn(const CudaKernelConfig& config, const float* device_feats,
+                                  int32_t frames, float* device_out, float* split_scratch,
+                                  cudaStream_t stream) const {
+  GMM_RETURN_IF_ERROR(CheckConfig(config, frames));
   if (!IsTensor(config)) {
-    return kernel_.Launch(packed_.view(), device_feats, frames, device_out, stream_);
+    return kernel_.Launch(packed_.view(), device_feats, frames, device_out, stream);
   }
-  return tensor_kernel_->Launch(tensor_packed_->view(), device_feats, frames, config,
-                                split_scratch_.get(), device_out, stream_);
+  return tensor_kernel_->Launch(tensor_packed_->view(), device_feats, frames, config, split_scratch,
+                                device_out, stream);
 }
 
 absl::Status CudaScorer::Enqueue(const float* host_feats, int32_t frames, float* host_out) const {
@@ -247,7 +231,6 @@ absl::Status CudaScorer::EnqueueDevice(const CudaKernelConfig& config, const flo
                                        int32_t frames, float* device_out) const {
   std::lock_guard<std::mutex> lock(mutex_);
   GMM_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  GMM_RETURN_IF_ERROR(CheckConfig(config, frames));
   return Launch(config, device_feats, frames, device_out);
 }
 

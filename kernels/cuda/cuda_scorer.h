@@ -73,6 +73,13 @@ class CudaScorer final : public Scorer {
   // The kernels alone, from and to device memory (benchmarks), asynchronously on stream().
   absl::Status EnqueueDevice(const CudaKernelConfig& config, const float* device_feats,
                              int32_t frames, float* device_out) const;
+  // The kernels alone on the caller's stream and split scratch (split_scratch_floats(frames)
+  // floats of device memory), for callers with buffers of their own: several models scored on one
+  // stream (cuda_set_workspace.h), batches in flight at once. Thread-safe: it reads only the
+  // resident model. frames <= max_frames.
+  absl::Status LaunchOn(const CudaKernelConfig& config, const float* device_feats, int32_t frames,
+                        float* device_out, float* split_scratch, cudaStream_t stream) const;
+  int64_t split_scratch_floats(int32_t frames) const;
 
   // The configuration launches of `frames` frames use: the fixed one, else the autotune's choice
   // for the shape bucket, made now (synchronously, on stream()) if not made before.

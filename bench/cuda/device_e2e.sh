@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from a bundle made by make_device_bundle.sh: the daemon end to end.
+# gmmscored --backend cuda serving model (c), a random 5000 states x 32 Gaussians x 39 dims, and
+# gmmscore bench-stream on the same machine for each stream count given: real-time streams,
+# FLOAT16 scores, windows of 10 frames (BENCH_ARGS: more bench-stream options). After each run:
+# the daemon's batch sizes (/metrics) and the CPU time the daemon and the whole machine used.
+# Logs go to $OUT, named by the stream count and TAG.
+# Usage: [TAG=name] [BENCH_ARGS="--connections 40"] device_e2e.sh SECONDS STREAMS [STREAMS ...]
+set -uo pipefail
+cd "$(dirname "$0")"
+[ -d lib ] || { mkdir lib && tar xzf lib.tar.gz -C lib; }
+out="${OUT:-.}"
+export LD_LIBRARY_PATH="$PWD/lib"
+seconds=${1:?usage: device_e2e.sh SECONDS STREAMS [STREAMS ...]}
+shift
+status=0
+model=/tmp/model-c.gmms
+./gmmscore convert random:5000x32x39 "$model" || exit 1
+metrics() {
+  python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+    "http://127.0.0.1:9090/metrics"
+}
+busy_jiffies() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8}' /proc/stat; }
+for streams in "$@"; do
+  run="$streams${TAG:+-$TAG}"
+  log="$out/gmmscored-$run.log"
+  OMP_WAIT_POLICY=passive ./gmmscored --listen 127.0.0.1:50051 --metrics-listen 127.0.0.1:9090 \
+    --plaintext --backend cuda --model "c=$model" --max-streams $((streams + 100)) \
+    --delivery-threads 8 2>"$log" &
+  pid=$!
+  for _ in $(seq 600); do
+    grep -q "gmmscored: serving" "$log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  cat "$log"
+  if ! grep -q "gmmscored: serving" "$log"; then
+    status=1
+    kill "$pid" 2>/dev/null
+    continue
+  fi
+  read -r busy0 total0 < <(busy_jiffies)
+  # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
+  ./gmmscore bench-stream --server 127.0.0.1:50051 --plaintext --model c --streams "$streams" \
+    --seconds "$seconds" --window 10 --encoding float16 --warmup-seconds 5 ${BENCH_ARGS:-} 2>&1 |
+    tee "$out/bench-stream-$run.log" || status=1
+  read -r busy1 total1 < <(busy_jiffies)
+  read -r utime stime < <(awk '{print $14, $15}' "/proc/$pid/stat")
+  metrics >"$out/metrics-$run.txt"
+  echo "CPU: machine $(( 100 * (busy1 - busy0) / (total1 - total0) ))% busy over the run" \
+    "($(nproc) cores); gmmscored $(( (utime + stime) / $(getconf CLK_TCK) )) s of CPU in all"
+  grep -E '^gmmscore_(batch_frames|compute_seconds|queue_wait_seconds|window_latency_seconds)_(sum|count)|^gmmscore_batch_frames_bucket|^gmmscore_device_' \
+    "$out/metrics-$run.txt"
+  kill -TERM "$pid"
+  wait "$pid" || status=1
+done
+exit $status

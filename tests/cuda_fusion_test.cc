@@ -1,0 +1,283 @@
+// Several models scored and fused on one device (CudaSetWorkspace, CudaFusedScorer) against the
+// CPU fusion (FuseScores) of the same per-model scores, and those against the float64 reference.
+// Every test that needs a GPU skips, with the reason, where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "kernels/cpu/reference_scorer.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_fused_scorer.h"
+#include "kernels/cuda/cuda_set_workspace.h"
+#include "kernels/fusion.h"
+#include "tests/cuda_test_util.h"
+#include "tests/random_model.h"
+
+namespace gmmscore {
+namespace {
+
+using testing::kCudaTolerance;
+using testing::MaxAbsError;
+using testing::RandomFeatures;
+using testing::RandomModel;
+using testing::RandomModelOptions;
+using testing::WithCudaDevice;
+
+constexpr int32_t kDim = 39;
+
+// Three models of 150 states (1 to 40 Gaussians each) whose means sit at -2, 0 and +2: frames
+// drawn around +2 favour the third, frames around -2 the first, so select switches models.
+std::vector<GmmModel> ThreeModels() {
+  std::vector<GmmModel> models;
+  for (int k = 0; k < 3; ++k) {
+    RandomModelOptions o;
+    o.dim = kDim;
+    o.num_states = 150;
+    o.max_gauss = 40;
+    o.mean_offset = 2.0f * float(k - 1);
+    models.push_back(RandomModel(o, 500u + k));
+  }
+  return models;
+}
+
+// 300 frames: the first half around +2, the second around -2.
+Matrix ShiftingFeatures() {
+  Matrix feats = RandomFeatures(300, kDim, 2.0f, 2.5f, 77);
+  const Matrix second = RandomFeatures(150, kDim, -2.0f, 2.5f, 78);
+  std::copy(second.data.begin(), second.data.end(), feats.row(150));
+  return feats;
+}
+
+double MaxAbsDifference(const Matrix& a, const Matrix& b) {
+  double worst = 0.0;
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    const double d = std::abs(double(a.data[i]) - double(b.data[i]));
+    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+  }
+  return worst;
+}
+
+FusionSpec Spec(FusionRule rule, std::vector<float> weights, int32_t select_window = 50) {
+  FusionSpec spec;
+  spec.rule = rule;
+  spec.weights = std::move(weights);
+  spec.select_window = select_window;
+  return spec;
+}
+
+struct FusionCase {
+  const char* name;
+  FusionSpec spec;
+};
+
+void PrintTo(const FusionCase& c, std::ostream* os) { *os << c.name; }
+
+class CudaFusionVsHost : public WithCudaDevice<::testing::TestWithParam<FusionCase>> {};
+
+TEST_P(CudaFusionVsHost, FusedOnTheDeviceEqualsFuseScoresOfTheModelScores) {
+  const std::vector<GmmModel> models = ThreeModels();
+  const Matrix feats = ShiftingFeatures();
+  FusionSpec spec = GetParam().spec;
+  ASSERT_TRUE(ValidateFusion(&spec, models.size()).ok());
+  CudaScorerOptions options;
+  options.max_frames = 128;  // three launches: select's running sums cross two of them
+  options.poison_output = true;
+  auto fused_scorer = CudaFusedScorer::Create({&models[0], &models[1], &models[2]}, spec, options);
+  ASSERT_TRUE(fused_scorer.ok()) << fused_scorer.status();
+
+  Matrix fused;
+  std::vector<Matrix> per_model;
+  ASSERT_TRUE((*fused_scorer)->ScoreWithModelScores(feats, &fused, &per_model).ok());
+  ASSERT_EQ(per_model.size(), 3u);
+  for (size_t k = 0; k < models.size(); ++k) {
+    EXPECT_LE(MaxAbsError(per_model[k], ReferenceScores(models[k], feats)), kCudaTolerance) << k;
+  }
+  Matrix expected;
+  std::vector<int32_t> selected;
+  ASSERT_TRUE(
+      FuseScores(spec, {&per_model[0], &per_model[1], &per_model[2]}, &expected, &selected).ok());
+  ASSERT_EQ(fused.rows, expected.rows);
+  ASSERT_EQ(fused.cols, expected.cols);
+  if (spec.rule == FusionRule::kLogAdd) {
+    // The device's exp and log are not glibc's: the last bit or two of a float may differ.
+    for (size_t i = 0; i < fused.data.size(); ++i) {
+      ASSERT_NEAR(fused.data[i], expected.data[i], 4e-6 * std::abs(expected.data[i])) << i;
+    }
+  } else {
+    EXPECT_EQ(MaxAbsDifference(fused, expected), 0.0);
+  }
+  if (spec.rule == FusionRule::kSelectBest) {
+    EXPECT_GE(std::set<int32_t>(selected.begin(), selected.end()).size(), 2u)
+        << "the test's models should take turns";
+  }
+  // Without the per-model copies: the same fused scores.
+  Matrix again;
+  ASSERT_TRUE((*fused_scorer)->Score(feats, &again).ok());
+  EXPECT_EQ(again, fused);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, CudaFusionVsHost,
+    ::testing::Values(FusionCase{"Max", Spec(FusionRule::kMax, {})},
+                      FusionCase{"LogLinear", Spec(FusionRule::kLogLinear, {0.2f, 0.5f, 0.3f})},
+                      FusionCase{"LogAdd", Spec(FusionRule::kLogAdd, {0.25f, 0.25f, 0.5f})},
+                      FusionCase{"LogAddZeroWeight", Spec(FusionRule::kLogAdd, {0.0f, 0.4f, 0.6f})},
+                      FusionCase{"Select5", Spec(FusionRule::kSelectBest, {}, 5)},
+                      FusionCase{"Select200", Spec(FusionRule::kSelectBest, {}, 200)}),
+    [](const ::testing::TestParamInfo<FusionCase>& param_info) { return param_info.param.name; });
+
+using CudaSetWorkspaceTest = WithCudaDevice<::testing::Test>;
+
+// Two resident models and a workspace that holds batches of up to 64 frames of them.
+struct TwoModelSetup {
+  std::vector<GmmModel> models;
+  std::vector<std::unique_ptr<CudaScorer>> scorers;
+  std::vector<const CudaScorer*> set;
+  std::unique_ptr<CudaSetWorkspace> workspace;
+};
+
+void MakeTwoModelSetup(TwoModelSetup* s) {
+  std::vector<GmmModel> three = ThreeModels();
+  s->models.push_back(std::move(three[0]));
+  s->models.push_back(std::move(three[2]));
+  CudaScorerOptions options;
+  options.max_frames = 64;
+  WorkspaceCapacity capacity{64, kDim, 150, 2, 0};
+  for (const GmmModel& m : s->models) {
+    auto scorer = CudaScorer::Create(m, options);
+    ASSERT_TRUE(scorer.ok()) << scorer.status();
+    capacity.split_floats = std::max(capacity.split_floats, (*scorer)->split_scratch_floats(64));
+    s->set.push_back(scorer->get());
+    s->scorers.push_back(*std::move(scorer));
+  }
+  auto workspace = CudaSetWorkspace::Create(0, /*poison_output=*/true);
+  ASSERT_TRUE(workspace.ok()) << workspace.status();
+  s->workspace = *std::move(workspace);
+  ASSERT_TRUE(s->workspace->Reserve(capacity).ok());
+}
+
+Matrix Rows(const float* data, int32_t first, int32_t n, int32_t cols) {
+  Matrix m(n, cols);
+  std::copy_n(data + size_t(first) * cols, size_t(n) * cols, m.data.data());
+  return m;
+}
+
+TEST_F(CudaSetWorkspaceTest, SegmentsOfOneBatchFuseByTheirOwnRules) {
+  TwoModelSetup s;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));
+  const Matrix feats = RandomFeatures(25, kDim, 0.0f, 2.5f, 5);
+  std::copy(feats.data.begin(), feats.data.end(), s.workspace->staged_feats());
+  const FusionSpec max = Spec(FusionRule::kMax, {0.5f, 0.5f});
+  const FusionSpec linear = Spec(FusionRule::kLogLinear, {0.3f, 0.7f});
+  const FusionSpec add = Spec(FusionRule::kLogAdd, {0.5f, 0.5f});
+  // Windows of four streams: max, one left to the caller, log-linear, log-add.
+  const std::vector<FusionSegment> segments = {{7, &max}, {5, nullptr}, {10, &linear}, {3, &add}};
+  ASSERT_TRUE(s.workspace->Enqueue(s.set, segments, 25, /*copy_model_scores=*/true).ok());
+  ASSERT_TRUE(s.workspace->Wait().ok());
+
+  std::vector<Matrix> own(2);
+  for (size_t k = 0; k < 2; ++k) {
+    ASSERT_TRUE(s.scorers[k]->Score(feats, &own[k]).ok());
+    EXPECT_EQ(Rows(s.workspace->model_scores(int32_t(k)), 0, 25, 150), own[k]) << k;
+  }
+  int32_t first = 0;
+  for (const FusionSegment& segment : segments) {
+    if (segment.fusion != nullptr) {
+      const Matrix a = Rows(own[0].data.data(), first, segment.frames, 150);
+      const Matrix b = Rows(own[1].data.data(), first, segment.frames, 150);
+      Matrix expected;
+      ASSERT_TRUE(FuseScores(*segment.fusion, {&a, &b}, &expected).ok());
+      EXPECT_LE(MaxAbsDifference(Rows(s.workspace->fused(), first, segment.frames, 150), expected),
+                segment.fusion->rule == FusionRule::kLogAdd ? 1e-3 : 0.0)
+          << "segment at frame " << first;
+    }
+    first += segment.frames;
+  }
+}
+
+TEST_F(CudaSetWorkspaceTest, OneModelIsScoredStraightIntoTheOutput) {
+  TwoModelSetup s;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));
+  const Matrix feats = RandomFeatures(64, kDim, 0.0f, 2.5f, 6);
+  std::copy(feats.data.begin(), feats.data.end(), s.workspace->staged_feats());
+  const FusionSegment whole{64, nullptr};
+  ASSERT_TRUE(s.workspace->Enqueue({s.set.data(), 1}, {&whole, 1}, 64, false).ok());
+  ASSERT_TRUE(s.workspace->Wait().ok());
+  Matrix own;
+  ASSERT_TRUE(s.scorers[0]->Score(feats, &own).ok());
+  EXPECT_EQ(Rows(s.workspace->fused(), 0, 64, 150), own);
+}
+
+TEST_F(CudaSetWorkspaceTest, RefusesWhatItCannotDo) {
+  TwoModelSetup s;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));
+  const Matrix feats = RandomFeatures(6, kDim, 0.0f, 2.5f, 7);
+  std::copy(feats.data.begin(), feats.data.end(), s.workspace->staged_feats());
+  const FusionSpec select = Spec(FusionRule::kSelectBest, {}, 4);
+  const FusionSpec max = Spec(FusionRule::kMax, {0.5f, 0.5f});
+  const std::vector<FusionSegment> mixed = {{3, &select}, {3, &max}};
+  EXPECT_EQ(s.workspace->Enqueue(s.set, mixed, 6, false).code(),
+            absl::StatusCode::kInvalidArgument);
+  const FusionSegment too_long{65, &max};
+  EXPECT_EQ(s.workspace->Enqueue(s.set, {&too_long, 1}, 65, false).code(),
+            absl::StatusCode::kInvalidArgument);
+  const FusionSegment short_cover{5, &max};
+  EXPECT_EQ(s.workspace->Enqueue(s.set, {&short_cover, 1}, 6, false).code(),
+            absl::StatusCode::kInvalidArgument);
+  // A model of other states cannot join the set.
+  RandomModelOptions o;
+  o.dim = kDim;
+  o.num_states = 149;
+  auto other = CudaScorer::Create(RandomModel(o, 3));
+  ASSERT_TRUE(other.ok());
+  const std::vector<const CudaScorer*> odd = {s.set[0], other->get()};
+  const FusionSegment six{6, &max};
+  const absl::Status mismatch = s.workspace->Enqueue(odd, {&six, 1}, 6, false);
+  EXPECT_EQ(mismatch.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(mismatch.message().find("same states and dimension"), std::string::npos) << mismatch;
+  // One batch at a time.
+  ASSERT_TRUE(s.workspace->Enqueue(s.set, {&six, 1}, 6, false).ok());
+  EXPECT_EQ(s.workspace->Enqueue(s.set, {&six, 1}, 6, false).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(s.workspace->Wait().ok());
+  // Buffers no device holds are refused before anything is allocated, naming the device.
+  const absl::Status huge = s.workspace->Reserve({1 << 30, kDim, 5000, 2, 0});
+  EXPECT_EQ(huge.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(huge.message().find("cuda:0"), std::string::npos) << huge;
+  EXPECT_NE(huge.message().find("bytes free of"), std::string::npos) << huge;
+  // ... and the workspace still works.
+  ASSERT_TRUE(s.workspace->Enqueue(s.set, {&six, 1}, 6, false).ok());
+  EXPECT_TRUE(s.workspace->Wait().ok());
+}
+
+TEST_F(CudaSetWorkspaceTest, FusedScorerRefusesModelsThatDoNotMatch) {
+  std::vector<GmmModel> models = ThreeModels();
+  RandomModelOptions o;
+  o.dim = 13;
+  models.push_back(RandomModel(o, 8));
+  const auto refused = CudaFusedScorer::Create({&models[0], &models[3]}, FusionSpec());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<const GmmModel*> nine(9, &models[0]);
+  EXPECT_EQ(CudaFusedScorer::Create(nine, FusionSpec()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Runs without a GPU: the list is checked against a count.
+TEST(DeviceListTest, TakesAllOrDistinctNumbersBelowTheCount) {
+  EXPECT_EQ(*ParseDeviceList("all", 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(*ParseDeviceList("2,0", 3), (std::vector<int>{2, 0}));
+  const absl::StatusOr<std::vector<int>> missing = ParseDeviceList("0,3", 3);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("device 3 requested, 3 present"), std::string::npos)
+      << missing.status();
+  EXPECT_NE(ParseDeviceList("1,1", 3).status().message().find("named twice"), std::string::npos);
+  for (const char* bad : {"", "x", "-1", "1,", "0;1"}) {
+    EXPECT_EQ(ParseDeviceList(bad, 3).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace gmmscore

@@ -1,0 +1,137 @@
+// gmmscored with --backend cuda, in-process on a loopback port: concurrent streams scored on the
+// GPU lanes (windows of many streams batched, two batches in flight per lane, windows put back in
+// order, max and log-add fused on the device, select by each stream) against offline CPU scoring
+// within the float32 tolerance of both. Skips, with the reason, where no CUDA device is present.
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "formats/model_io.h"
+#include "kernels/fusion.h"
+#include "tests/random_model.h"
+#include "tests/server_test_util.h"
+
+namespace gmmscore::testing {
+namespace {
+
+constexpr int32_t kDim = 39;
+constexpr double kTolerance = 2e-3;  // each side within 1e-3 of float64
+
+class ServerCudaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      GTEST_SKIP() << "no CUDA device";
+    }
+    // Means at -2 and +2: frames drawn around either favour one model, so select switches.
+    for (int k = 0; k < 2; ++k) {
+      RandomModelOptions o;
+      o.dim = kDim;
+      o.num_states = 200;
+      o.max_gauss = 30;
+      o.mean_offset = k == 0 ? -2.0f : 2.0f;
+      models_.push_back(RandomModel(o, 90u + k));
+      paths_.push_back(dir_.file(k == 0 ? "a.gmms" : "b.gmms"));
+      ASSERT_TRUE(SaveModel(models_.back(), paths_.back(), ModelFormat::kNative).ok());
+    }
+    server::ServerConfig config = LoopbackConfig();
+    config.backend = "cuda";
+    config.models = {{"a", paths_[0]}, {"b", paths_[1]}};
+    config.batcher.max_batch_frames = 64;  // several batches in flight at once
+    config.batcher.max_queue_delay = absl::Milliseconds(1);
+    server_ = StartServer(config);
+    ASSERT_NE(server_, nullptr);
+    channel_ = Connect(server_->port());
+  }
+
+  TempDir dir_;
+  std::vector<GmmModel> models_;
+  std::vector<std::string> paths_;
+  std::unique_ptr<server::GmmscoreServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+double MaxAbsDifference(const Matrix& a, const Matrix& b) {
+  if (a.rows != b.rows || a.cols != b.cols) return INFINITY;
+  double worst = 0.0;
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    const double d = std::abs(double(a.data[i]) - double(b.data[i]));
+    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+  }
+  return worst;
+}
+
+TEST_F(ServerCudaTest, ConcurrentStreamsOfEachFusionMatchOfflineScores) {
+  struct Setup {
+    std::vector<std::string> models;
+    v1::StreamConfig::Fusion rule;
+    FusionRule host_rule;
+  };
+  const std::vector<Setup> setups = {
+      {{"a"}, v1::StreamConfig::MAX, FusionRule::kMax},
+      {{"a", "b"}, v1::StreamConfig::MAX, FusionRule::kMax},
+      {{"a", "b"}, v1::StreamConfig::LOG_ADD, FusionRule::kLogAdd},
+      {{"a", "b"}, v1::StreamConfig::SELECT, FusionRule::kSelectBest}};
+  constexpr int kStreamsPerSetup = 6;
+  std::atomic<int> matches{0};
+  std::vector<std::thread> threads;
+  for (size_t s = 0; s < setups.size(); ++s) {
+    for (int i = 0; i < kStreamsPerSetup; ++i) {
+      threads.emplace_back([&, s, i] {
+        const Setup& setup = setups[s];
+        // 97 frames: the first half around -2, the rest around +2; windows of 10 end in 7.
+        const uint32_t seed = uint32_t(100 * s + i);
+        Matrix feats = RandomFeatures(97, kDim, -2.0f, 2.5f, seed);
+        const Matrix second = RandomFeatures(47, kDim, 2.0f, 2.5f, seed + 50);
+        std::copy(second.data.begin(), second.data.end(), feats.row(50));
+        v1::StreamConfig config =
+            StreamConfigFor(absl::StrCat("s", s, "-", i), 10, setup.models[0], kDim);
+        FusionSpec spec;
+        spec.rule = setup.host_rule;
+        spec.select_window = 7;
+        if (setup.models.size() > 1) {
+          config.add_models(setup.models[1]);
+          config.set_fusion(setup.rule);
+          config.set_select_window(7);
+        }
+        EXPECT_TRUE(ValidateFusion(&spec, setup.models.size()).ok());
+        std::vector<Matrix> offline;
+        for (size_t k = 0; k < setup.models.size(); ++k) {
+          offline.push_back(OfflineScores(paths_[k], feats));
+        }
+        Matrix expected = offline[0];
+        if (offline.size() > 1) {
+          EXPECT_TRUE(FuseScores(spec, {&offline[0], &offline[1]}, &expected).ok());
+        }
+        auto streamed = StreamScores(channel_, config, feats, 13);
+        EXPECT_TRUE(streamed.ok()) << streamed.status();
+        if (!streamed.ok()) return;
+        const double error = MaxAbsDifference(*streamed, expected);
+        EXPECT_LE(error, kTolerance) << "setup " << s << " stream " << i;
+        if (error <= kTolerance) ++matches;
+      });
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(matches.load(), int(setups.size()) * kStreamsPerSetup);
+  // The GPU lane scored them, and each model is resident there.
+  double gpu_frames = 0;
+  for (const prometheus::MetricFamily& f : server_->metrics().registry().Collect()) {
+    if (f.name != "gmmscore_device_frames_scored_total") continue;
+    for (const prometheus::ClientMetric& m : f.metric) {
+      if (m.label.at(0).value.rfind("cuda:", 0) == 0) gpu_frames += m.counter.value;
+    }
+  }
+  EXPECT_GE(gpu_frames, 97.0 * kStreamsPerSetup * double(setups.size()));
+  const absl::StatusOr<v1::ModelInfo> info = server_->registry().Get("a");
+  ASSERT_TRUE(info.ok());
+  ASSERT_GE(info->bytes_per_device_size(), 1);
+  EXPECT_EQ(info->bytes_per_device(0).device(), "cuda:0");
+}
+
+}  // namespace
+}  // namespace gmmscore::testing
