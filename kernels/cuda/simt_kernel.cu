@@ -1,5 +1,6 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/log2_math.cuh"
 #include "kernels/cuda/simt_kernel.h"
 
 namespace gmmscore {
@@ -11,19 +12,6 @@ constexpr int32_t kThreads = kGroupStates * kSimtSlices;
 // multiprocessor. Measured on an H100 (docs/PERFORMANCE.md): fewer registers spill, more leave
 // too few warps.
 constexpr int32_t kMinBlocks = 4;
-constexpr float kLn2 = 0.6931471805599453f;
-
-__device__ __forceinline__ float Exp2Approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ float Log2Approx(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 __device__ __forceinline__ float Dot4(float4 x, float4 u, float acc) {
   acc = fmaf(x.x, u.x, acc);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/log2_math.cuh"
 #include "kernels/cuda/simt_model_view.h"  // kPadGconst
 #include "kernels/cuda/tensor_kernel.h"
 
@@ -16,19 +17,6 @@ constexpr int32_t kMaxThreads = kTensorMaxFrameTiles * 32;
 // flight fit without spills, and 16 warps share a multiprocessor.
 constexpr int32_t kMinBlocks = 2;
 constexpr int32_t kCombineThreads = 256;
-constexpr float kLn2 = 0.6931471805599453f;
-
-__device__ __forceinline__ float Exp2Approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ float Log2Approx(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 // hi = x rounded to TF32 (nearest, ties away: cvt.rna.tf32.f32 without its NaN handling, which
 // finite scores never need), lo = x - hi, exact in float32; the tensor cores read lo's top 19 bits.
