@@ -182,47 +182,15 @@ INSTANTIATE_TEST_SUITE_P(Dims, TensorScorerVsReference, ::testing::Values(1, 13,
                          });
 
 TEST_F(CudaTensorTest, LongInputsInSeveralLaunchesGiveTheSameScores) {
-  const GmmModel model = RandomModel(UnevenModel(39), 5);
-  const Matrix feats = RandomFeatures(1000, 39, 0.0f, 2.5f, 6);
-  CudaScorerOptions whole_options;
-  whole_options.fixed_config = Tensor3x(2, 1);
-  CudaScorerOptions small = whole_options;
-  small.max_frames = 100;
-  small.poison_output = true;
-  auto whole = CudaScorer::Create(model, whole_options);
-  auto chunked = CudaScorer::Create(model, small);
-  ASSERT_TRUE(whole.ok()) << whole.status();
-  ASSERT_TRUE(chunked.ok()) << chunked.status();
-  Matrix a;
-  Matrix b = PoisonedScores(1000, model.num_states());
-  ASSERT_TRUE((*whole)->Score(feats, &a).ok());
-  ASSERT_TRUE((*chunked)->Score(feats, &b).ok());
-  // A frame's arithmetic does not depend on its place in the window.
-  EXPECT_EQ(a, b);
+  CudaScorerOptions options;
+  options.fixed_config = Tensor3x(2, 1);
+  testing::ExpectChunkedLaunchesEqualOneLaunch(options);
 }
 
 TEST_F(CudaTensorTest, ExtremeButValidValues) {
-  RandomModelOptions o;
-  o.dim = 39;
-  o.num_states = 20;
-  o.min_var = 1e-3f;
-  o.max_var = 1e3f;
-  o.mean_offset = 50.0f;
-  o.mean_scale = 10.0f;
-  const GmmModel model = RandomModel(o, 7);
-  Matrix feats = RandomFeatures(33, 39, 50.0f, 10.0f, 8);
-  for (int32_t d = 0; d < 39; ++d) feats.at(32, d) = -200.0f;
-  const std::vector<double> ref = ReferenceScores(model, feats);
   CudaScorerOptions options;
   options.fixed_config = Tensor3x(2, 1);
-  auto scorer = CudaScorer::Create(model, options);
-  ASSERT_TRUE(scorer.ok()) << scorer.status();
-  Matrix out;
-  ASSERT_TRUE((*scorer)->Score(feats, &out).ok());
-  for (size_t i = 0; i < ref.size(); ++i) {
-    ASSERT_TRUE(std::isfinite(out.data[i])) << i;
-    EXPECT_NEAR(out.data[i], ref[i], std::max(kCudaTolerance, 2e-6 * std::abs(ref[i]))) << i;
-  }
+  testing::ExpectExtremeCaseWithinTolerance(options);
 }
 
 // The 1xTF32 kernel is an explicit option for its speed: its error is measured, printed and only

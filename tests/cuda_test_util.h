@@ -1,5 +1,6 @@
 // Helpers of the CUDA backend's tests: the error against the float64 reference, poisoned outputs,
-// and a fixture base that skips, naming the reason, where no CUDA device is present (CI).
+// checks shared by the SIMT and tensor tests, and a fixture base that skips, naming the reason,
+// where no CUDA device is present (CI).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,7 +11,9 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cuda/cuda_scorer.h"
 #include "kernels/util/matrix.h"
+#include "tests/extreme_case.h"
 #include "tests/random_model.h"
 
 namespace gmmscore::testing {
@@ -43,6 +46,35 @@ inline RandomModelOptions UnevenModel(int32_t dim) {
   o.min_gauss = 1;
   o.max_gauss = 300;
   return o;
+}
+
+// 1000 frames scored in one launch and, with max_frames = 100 and a poisoned output, in ten:
+// a frame's arithmetic does not depend on the kernel variant or its place in the window, so the
+// scores are identical.
+inline void ExpectChunkedLaunchesEqualOneLaunch(const CudaScorerOptions& options) {
+  const GmmModel model = RandomModel(UnevenModel(39), 5);
+  const Matrix feats = RandomFeatures(1000, 39, 0.0f, 2.5f, 6);
+  CudaScorerOptions small = options;
+  small.max_frames = 100;
+  small.poison_output = true;
+  auto whole = CudaScorer::Create(model, options);
+  auto chunked = CudaScorer::Create(model, small);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_TRUE(chunked.ok()) << chunked.status();
+  Matrix a;
+  Matrix b = PoisonedScores(1000, model.num_states());
+  ASSERT_TRUE((*whole)->Score(feats, &a).ok());
+  ASSERT_TRUE((*chunked)->Score(feats, &b).ok());
+  EXPECT_EQ(a, b);
+}
+
+inline void ExpectExtremeCaseWithinTolerance(const CudaScorerOptions& options) {
+  const ExtremeCase c = ExtremeButValidCase();
+  auto scorer = CudaScorer::Create(c.model, options);
+  ASSERT_TRUE(scorer.ok()) << scorer.status();
+  Matrix out;
+  ASSERT_TRUE((*scorer)->Score(c.feats, &out).ok());
+  ExpectNearExtremeReference(out, c.reference, kCudaTolerance);
 }
 
 // Skips the test, naming the reason, where the CUDA runtime finds no device.
