@@ -2,10 +2,12 @@
 # Runs on the GPU machine, from a bundle made by make_device_bundle.sh: the daemon end to end.
 # gmmscored --backend cuda serving model (c), a random 5000 states x 32 Gaussians x 39 dims, and
 # gmmscore bench-stream on the same machine for each stream count given: real-time streams,
-# FLOAT16 scores, windows of 10 frames (BENCH_ARGS: more bench-stream options). After each run:
+# FLOAT16 scores, windows of 10 frames (BENCH_ARGS: more bench-stream options; DAEMON_ARGS: more
+# gmmscored options, e.g. --devices all). After each run:
 # the daemon's batch sizes (/metrics) and the CPU time the daemon and the whole machine used.
 # Logs go to $OUT, named by the stream count and TAG.
-# Usage: [TAG=name] [BENCH_ARGS="--connections 40"] device_e2e.sh SECONDS STREAMS [STREAMS ...]
+# Usage: [TAG=name] [BENCH_ARGS="--connections 40"] [DAEMON_ARGS="--devices all"] \
+#   device_e2e.sh SECONDS STREAMS [STREAMS ...]
 set -uo pipefail
 cd "$(dirname "$0")"
 [ -d lib ] || { mkdir lib && tar xzf lib.tar.gz -C lib; }
@@ -24,9 +26,10 @@ busy_jiffies() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 +
 for streams in "$@"; do
   run="$streams${TAG:+-$TAG}"
   log="$out/gmmscored-$run.log"
+  # shellcheck disable=SC2086 # DAEMON_ARGS is a list of options
   OMP_WAIT_POLICY=passive ./gmmscored --listen 127.0.0.1:50051 --metrics-listen 127.0.0.1:9090 \
     --plaintext --backend cuda --model "c=$model" --max-streams $((streams + 100)) \
-    --delivery-threads 8 2>"$log" &
+    --delivery-threads 8 ${DAEMON_ARGS:-} 2>"$log" &
   pid=$!
   for _ in $(seq 600); do
     grep -q "gmmscored: serving" "$log" && break
