@@ -10,6 +10,7 @@
 #include <limits>
 #include <numbers>
 #include <set>
+#include <tuple>
 
 #include "kernels/cpu/reference_scorer.h"
 #include "kernels/cuda/cuda_scorer.h"
@@ -32,6 +33,63 @@ using testing::WithCudaDevice;
 
 CudaKernelConfig Tensor3x(int32_t frame_tiles, int32_t splits) {
   return {CudaKernelKind::kTensor3xTf32, frame_tiles, splits};
+}
+
+CudaKernelConfig F16x3(int32_t frame_tiles, int32_t splits) {
+  return {CudaKernelKind::kTensor3xF16, frame_tiles, splits};
+}
+
+float HalfToFloat(uint32_t bits) {
+  return static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(bits & 0xffffu)));
+}
+
+// Scores frames from the 3xF16 rows on the host, in double, reading every parameter where the
+// kernel's lanes read it (PTX ISA m16n8k16 fragments: lane 4 s + t holds B[2t, 2t + 1][s] in its
+// first register and B[2t + 8, 2t + 9][s] in its second): each parameter as high + low / 2^11,
+// times the column's 2^-s, which the kernel applies to the frames instead.
+std::vector<double> EmulateTensorF16Kernel(const TensorModelLayout& layout, const Matrix& feats) {
+  const size_t row_words = size_t(TensorF16RowWords(layout.chunks)) * 4;
+  const size_t gconst_at = row_words - kTensorGroupStates;
+  std::vector<double> scores(size_t(feats.rows) * layout.num_states, 0.0);
+  for (int32_t g = 0; g < layout.num_groups; ++g) {
+    for (int32_t slot = 0; slot < kTensorGroupStates; ++slot) {
+      const int32_t state = layout.slot_state[size_t(g) * kTensorGroupStates + slot];
+      if (state < 0) continue;
+      const int32_t n = slot / 8;
+      for (int32_t f = 0; f < feats.rows; ++f) {
+        std::vector<double> terms;
+        for (int32_t row = layout.group_first_row[g]; row < layout.group_first_row[g + 1]; ++row) {
+          const uint32_t* words = layout.rows_f16.data() + size_t(row) * row_words;
+          double a = std::bit_cast<float>(words[gconst_at + slot]);
+          for (int32_t c = 0; c < layout.chunks; ++c) {
+            for (int32_t k = 0; k < 8; k += 2) {  // a lane's pair (x' u, x'^2 v) of dimension d
+              const int32_t lane = 4 * (slot % 8) + k / 2;
+              const uint32_t* word = words + 4 * (size_t(2 * (c / 2) + n) * kTensorLanes + lane);
+              const uint32_t hi = word[c % 2];
+              const uint32_t lo = word[2 + c % 2];
+              const int32_t d = 4 * c + k / 2;
+              if (d >= layout.dim) {
+                EXPECT_EQ(hi | lo, 0u) << "padding dimension " << d;
+                continue;
+              }
+              const double x = double(feats.at(f, d)) - layout.shift[d];
+              const double u =
+                  (double(HalfToFloat(hi)) + HalfToFloat(lo) / 2048.0) * layout.column_scale[d];
+              const double v = (double(HalfToFloat(hi >> 16)) + HalfToFloat(lo >> 16) / 2048.0) *
+                               layout.column_scale[layout.dim + d];
+              a += x * u + x * x * v;
+            }
+          }
+          terms.push_back(a);
+        }
+        const double m = *std::max_element(terms.begin(), terms.end());
+        double sum = 0.0;
+        for (double t : terms) sum += std::exp2(t - m);
+        scores[size_t(f) * layout.num_states + state] = (m + std::log2(sum)) * std::numbers::ln2;
+      }
+    }
+  }
+  return scores;
 }
 
 // Scores frames from the tensor layout on the host, in double, reading every operand where the
@@ -126,6 +184,33 @@ TEST(TensorModelLayout, HostEmulationOfTheFragmentsMatchesReference) {
   }
 }
 
+TEST(TensorModelLayout, HostEmulationOfTheF16FragmentsMatchesReference) {
+  for (int32_t dim : {1, 13, 39}) {
+    RandomModelOptions o = UnevenModel(dim);
+    o.max_gauss = 40;
+    o.min_var = 1e-3f;  // columns of very different scales
+    o.max_var = 1e3f;
+    o.mean_offset = -20.0f;
+    const GmmModel model = RandomModel(o, 41u + dim);
+    const Matrix feats = RandomFeatures(5, dim, -20.0f, 2.5f, 42u + dim);
+    const absl::StatusOr<TensorModelLayout> layout =
+        BuildTensorModelLayout(model, std::vector<float>(dim, -20.0f), {.tf32 = false});
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    EXPECT_TRUE(layout->rows.empty()) << "3xTF32 rows not asked for";
+    for (const float scale : layout->column_scale) {
+      EXPECT_EQ(std::bit_cast<uint32_t>(scale) & 0x7fffffu, 0u) << scale << " not a power of two";
+    }
+    const std::vector<double> emulated = EmulateTensorF16Kernel(*layout, feats);
+    const std::vector<double> ref = ReferenceScores(model, feats);
+    double worst = 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(emulated[i] - ref[i]));
+    // Relative to the scores' size: these reach -1e4 with variances down to 1e-3.
+    double largest = 1.0;
+    for (double r : ref) largest = std::max(largest, std::abs(r));
+    EXPECT_LT(worst, 1e-4 + 2e-6 * largest) << "dim " << dim;
+  }
+}
+
 TEST(TensorModelLayout, RefusesDimensionsPastTheKernelsOperands) {
   RandomModelOptions o;
   o.dim = 4 * kTensorMaxChunks + 1;
@@ -137,19 +222,23 @@ TEST(TensorModelLayout, RefusesDimensionsPastTheKernelsOperands) {
 
 using CudaTensorTest = WithCudaDevice<::testing::Test>;
 
-class TensorScorerVsReference : public WithCudaDevice<::testing::TestWithParam<int32_t>> {};
+class TensorScorerVsReference
+    : public WithCudaDevice<::testing::TestWithParam<std::tuple<CudaKernelKind, int32_t>>> {};
 
 // Every blocking the autotune may pick, and frame counts that leave warps, blocks and the last
 // tile partly empty; the output is poisoned before every launch.
 TEST_P(TensorScorerVsReference, EveryScoreWrittenAndWithinTolerance) {
-  const int32_t dim = GetParam();
+  const auto [kind, dim] = GetParam();
+  const auto blocking = [kind](int32_t frame_tiles, int32_t splits) {
+    return CudaKernelConfig{kind, frame_tiles, splits};
+  };
   RandomModelOptions o = UnevenModel(dim);
   o.mean_offset = dim == 13 ? -20.0f : 3.0f;
   const GmmModel model = RandomModel(o, 4321u + dim);
   std::vector<std::unique_ptr<CudaScorer>> scorers;
   for (const CudaKernelConfig& config :
-       {Tensor3x(1, 1), Tensor3x(2, 3), Tensor3x(4, 8), Tensor3x(kTensorMaxFrameTiles, 1),
-        Tensor3x(kTensorMaxFrameTiles, 2)}) {
+       {blocking(1, 1), blocking(2, 3), blocking(4, 8), blocking(kTensorMaxFrameTiles, 1),
+        blocking(kTensorMaxFrameTiles, 2)}) {
     CudaScorerOptions options;
     options.poison_output = true;
     options.fixed_config = config;
@@ -173,24 +262,75 @@ TEST_P(TensorScorerVsReference, EveryScoreWrittenAndWithinTolerance) {
       worst = std::max(worst, error);
     }
   }
-  std::cout << "3xTF32, dimension " << dim << ": max abs error " << worst << " nats\n";
+  std::cout << KindName(kind) << ", dimension " << dim << ": max abs error " << worst << " nats\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Dims, TensorScorerVsReference, ::testing::Values(1, 13, 36, 39, 40),
-                         [](const ::testing::TestParamInfo<int32_t>& param_info) {
-                           return "D" + std::to_string(param_info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    KindsAndDims, TensorScorerVsReference,
+    ::testing::Combine(::testing::Values(CudaKernelKind::kTensor3xF16,
+                                         CudaKernelKind::kTensor3xTf32),
+                       ::testing::Values(1, 13, 36, 39, 40)),
+    [](const ::testing::TestParamInfo<std::tuple<CudaKernelKind, int32_t>>& param_info) {
+      const bool f16 = std::get<0>(param_info.param) == CudaKernelKind::kTensor3xF16;
+      return std::string(f16 ? "F16" : "TF32") + "_D" +
+             std::to_string(std::get<1>(param_info.param));
+    });
 
 TEST_F(CudaTensorTest, LongInputsInSeveralLaunchesGiveTheSameScores) {
-  CudaScorerOptions options;
-  options.fixed_config = Tensor3x(2, 1);
-  testing::ExpectChunkedLaunchesEqualOneLaunch(options);
+  for (const CudaKernelConfig& config : {Tensor3x(2, 1), F16x3(2, 1)}) {
+    SCOPED_TRACE(ToString(config));
+    CudaScorerOptions options;
+    options.fixed_config = config;
+    testing::ExpectChunkedLaunchesEqualOneLaunch(options);
+  }
 }
 
 TEST_F(CudaTensorTest, ExtremeButValidValues) {
+  for (const CudaKernelConfig& config : {Tensor3x(2, 1), F16x3(2, 1)}) {
+    SCOPED_TRACE(ToString(config));
+    CudaScorerOptions options;
+    options.fixed_config = config;
+    testing::ExpectExtremeCaseWithinTolerance(options);
+  }
+}
+
+// Frames far outside half precision's range (x'^2 up to 1e12) beside ordinary ones in the same
+// warp: the 3xF16 kernel's per-frame scaling keeps them finite and float32-accurate.
+TEST_F(CudaTensorTest, F16KernelScalesFarFramesIntoRange) {
+  const GmmModel model = RandomModel(UnevenModel(36), 23);
+  Matrix feats = RandomFeatures(40, 36, 0.0f, 2.5f, 24);
+  for (int32_t d = 0; d < 36; d += 5) feats.at(3, d) = 1e6f;
+  for (int32_t d = 0; d < 36; ++d) feats.at(17, d) = -3e3f;
+  feats.at(30, 7) = 1e-30f;
+  const std::vector<double> ref = ReferenceScores(model, feats);
   CudaScorerOptions options;
-  options.fixed_config = Tensor3x(2, 1);
-  testing::ExpectExtremeCaseWithinTolerance(options);
+  options.fixed_config = F16x3(2, 1);
+  options.poison_output = true;
+  auto scorer = CudaScorer::Create(model, options);
+  ASSERT_TRUE(scorer.ok()) << scorer.status();
+  Matrix out = PoisonedScores(40, model.num_states());
+  ASSERT_TRUE((*scorer)->Score(feats, &out).ok());
+  testing::ExpectNearExtremeReference(out, ref, kCudaTolerance);
+}
+
+TEST_F(CudaTensorTest, ScorersKeepOnlyTheRowsTheirKindsRead) {
+  const GmmModel model = RandomModel(UnevenModel(13), 25);
+  auto automatic = CudaScorer::Create(model);
+  ASSERT_TRUE(automatic.ok()) << automatic.status();
+  EXPECT_TRUE((*automatic)->HasKind(CudaKernelKind::kTensor3xF16));
+  EXPECT_FALSE((*automatic)->HasKind(CudaKernelKind::kTensor3xTf32));
+  const Matrix feats = RandomFeatures(20, 13, 0.0f, 2.5f, 26);
+  EXPECT_EQ((*automatic)->Enqueue(Tensor3x(1, 1), feats.row(0), 20, nullptr).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*automatic)->Tune(20, CudaKernelMode::kTensorTf32).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  CudaScorerOptions every;
+  every.all_tensor_kinds = true;
+  auto all = CudaScorer::Create(model, every);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_TRUE((*all)->HasKind(CudaKernelKind::kTensor3xTf32));
+  EXPECT_TRUE((*all)->HasKind(CudaKernelKind::kTensor1xTf32));
+  EXPECT_GT((*all)->device_bytes(), (*automatic)->device_bytes());
 }
 
 // The 1xTF32 kernel is an explicit option for its speed: its error is measured, printed and only
@@ -254,7 +394,7 @@ TEST_F(CudaTensorTest, SimtAndTensorPathsAgree) {
   Matrix simt;
   Matrix tensor;
   score(CudaKernelConfig{}, &simt);
-  score(Tensor3x(4, 1), &tensor);
+  score(F16x3(4, 1), &tensor);
   ASSERT_EQ(simt.data.size(), tensor.data.size());
   double worst = 0.0;
   for (size_t i = 0; i < simt.data.size(); ++i) {

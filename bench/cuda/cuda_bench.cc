@@ -1,4 +1,4 @@
-// cuda_bench: the CUDA scorers' kernels (SIMT, tensor-core 3xTF32, tensor-core 1xTF32) against
+// cuda_bench: the CUDA scorers' kernels (SIMT, tensor-core 3xF16, 3xTF32 and 1xTF32) against
 // the cuBLAS two-kernel peer, in one run on one device (DESIGN.md, "Numbers that matter"; the
 // cases of paper gmm-scoring-on-gpu.md, section 5).
 //
@@ -8,7 +8,8 @@
 // the largest absolute error against the float64 reference on the first frames of a window. The
 // tensor-core paths run in the blocking CudaScorer's autotune picks for the window (printed), and
 // the choice of CudaKernelMode::kAuto is printed too. The measured float32 FMA rate gives each
-// case's FP32 ceiling, the measured mma.sync TF32 rate the tensor paths' ceiling. Every iteration
+// case's FP32 ceiling, the measured mma.sync rates (TF32 m16n8k8, FP16 m16n8k16) the tensor
+// paths' ceilings. Every iteration
 // scores another of kInputSets random windows (never zeros), so no run reuses the last one's
 // inputs.
 //
@@ -119,13 +120,15 @@ absl::StatusOr<Row> Measure(cudaStream_t stream, Inputs& inputs,
   return row;
 }
 
-// Gaussian-frames/s the tensor kernel of config's kind could reach at the measured TF32 mma rate:
-// each Gaussian-frame is 2 x 8 multiply-adds a chunk of 4 dimensions (x' u and x'^2 v), for each
-// of the kind's products.
+// Gaussian-frames/s the tensor kernel of config's kind could reach at the measured mma rate of
+// its precision: each Gaussian-frame is 2 x 8 multiply-adds a chunk of 4 dimensions (x' u and
+// x'^2 v), for each of the kind's products.
 double TensorCeiling(const CudaKernelConfig& config, int32_t dim, const DeviceCeilings& ceilings) {
   if (config.kind == CudaKernelKind::kSimt) return 0.0;
-  const int products = config.kind == CudaKernelKind::kTensor3xTf32 ? 3 : 1;
-  return ceilings.tf32_flops / (products * 2.0 * 8.0 * ((dim + 3) / 4));
+  const int products = config.kind == CudaKernelKind::kTensor1xTf32 ? 1 : 3;
+  const double flops =
+      config.kind == CudaKernelKind::kTensor3xF16 ? ceilings.f16_flops : ceilings.tf32_flops;
+  return flops / (products * 2.0 * 8.0 * ((dim + 3) / 4));
 }
 
 absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<Row>* rows) {
@@ -137,23 +140,26 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
   const int32_t max_window = *std::max_element(c.windows.begin(), c.windows.end());
   CudaScorerOptions options;
   options.max_frames = max_window;
+  options.all_tensor_kinds = true;
   GMM_ASSIGN_OR_RETURN(auto scorer, CudaScorer::Create(model, options));
   GMM_ASSIGN_OR_RETURN(auto cublas, CublasTwoKernel::Create(model, max_window));
   std::printf(
-      "case (%s): %d states x %d Gaussians x %d dims; device memory: CUDA scorer (both layouts) "
+      "case (%s): %d states x %d Gaussians x %d dims; device memory: CUDA scorer (every layout) "
       "%.1f MB, cuBLAS two-kernel %.1f MB\n",
       c.label, c.states, c.gauss, c.dim, 1e-6 * double(scorer->device_bytes()),
       1e-6 * double(cublas->device_bytes()));
   std::printf("kernels: %s\n", scorer->KernelSummary().c_str());
   for (int32_t window : c.windows) {
     GMM_ASSIGN_OR_RETURN(Inputs inputs, MakeInputs(model, window, 7u * window));
-    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig tensor,
-                         scorer->Tune(window, CudaKernelMode::kTensor));
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig f16, scorer->Tune(window, CudaKernelMode::kTensor));
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig tf32,
+                         scorer->Tune(window, CudaKernelMode::kTensorTf32));
     GMM_ASSIGN_OR_RETURN(const CudaKernelConfig fast,
                          scorer->Tune(window, CudaKernelMode::kTensorFast));
     GMM_ASSIGN_OR_RETURN(const CudaKernelConfig chosen, scorer->ConfigFor(window));
-    std::printf("window %d: autotune: 3xTF32 -> %s; 1xTF32 -> %s; auto -> %s\n", window,
-                ToString(tensor).c_str(), ToString(fast).c_str(), ToString(chosen).c_str());
+    std::printf("window %d: autotune: 3xF16 -> %s; 3xTF32 -> %s; 1xTF32 -> %s; auto -> %s\n",
+                window, ToString(f16).c_str(), ToString(tf32).c_str(), ToString(fast).c_str(),
+                ToString(chosen).c_str());
     const auto scorer_path = [&](const CudaKernelConfig& config,
                                  const char* path) -> absl::StatusOr<Row> {
       GMM_ASSIGN_OR_RETURN(
@@ -172,7 +178,8 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
       return row;
     };
     GMM_ASSIGN_OR_RETURN(Row simt_row, scorer_path({}, "SIMT fused"));
-    GMM_ASSIGN_OR_RETURN(Row tensor_row, scorer_path(tensor, "tensor 3xTF32 fused"));
+    GMM_ASSIGN_OR_RETURN(Row f16_row, scorer_path(f16, "tensor 3xF16 fused"));
+    GMM_ASSIGN_OR_RETURN(Row tf32_row, scorer_path(tf32, "tensor 3xTF32 fused"));
     GMM_ASSIGN_OR_RETURN(Row cublas_row,
                          Measure(
                              cublas->stream(), inputs,
@@ -186,7 +193,7 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
                              }));
     cublas_row.path = "cuBLAS SGEMM + log-add";
     GMM_ASSIGN_OR_RETURN(Row fast_row, scorer_path(fast, "tensor 1xTF32 fused (inexact)"));
-    for (Row* row : {&simt_row, &tensor_row, &cublas_row, &fast_row}) {
+    for (Row* row : {&simt_row, &f16_row, &tf32_row, &cublas_row, &fast_row}) {
       row->label = c.label;
       row->model = absl::StrCat(c.states, "x", c.gauss, "x", c.dim);
       row->window = window;
@@ -212,7 +219,7 @@ void PrintTable(const std::vector<Row>& rows) {
                 kernel_rate, 100.0 * kernel_rate / r.ceiling, rtf, r.error);
   }
   std::printf(
-      "\n| case | window | path | kernel Gauss-frames/s | TF32 mma ceiling | kernel / ceiling |\n"
+      "\n| case | window | path | kernel Gauss-frames/s | mma ceiling | kernel / ceiling |\n"
       "|---|---:|---|---:|---:|---:|\n");
   for (const Row& r : rows) {
     if (r.tensor_ceiling == 0.0) continue;
@@ -244,9 +251,9 @@ absl::Status Run(const std::string& selected) {
   (void)cudaStreamDestroy(stream);
   GMM_RETURN_IF_ERROR(ceilings.status());
   std::printf(
-      "measured: float32 FMA %.3g /s; mma.sync TF32 %.3g FLOP/s, BF16 %.3g FLOP/s; device copy "
+      "measured: float32 FMA %.3g /s; mma.sync TF32 %.3g FLOP/s, FP16 %.3g FLOP/s; device copy "
       "%.3g B/s (read + write)\n",
-      ceilings->fma_per_second, ceilings->tf32_flops, ceilings->bf16_flops,
+      ceilings->fma_per_second, ceilings->tf32_flops, ceilings->f16_flops,
       ceilings->copy_bytes_per_second);
 
   const std::vector<Case> cases = {

@@ -34,18 +34,18 @@ constexpr int kMmaChains = 8;
 constexpr int kMmaIterations = 1 << 13;
 constexpr int kMmaThreads = 256;
 
-template <bool kBf16>
+template <bool kF16>
 __global__ void MmaChainsKernel(uint32_t seed, float* out) {
-  // Small operands (tf32 / bf16x2 bit patterns of about 1e-3) keep the sums finite.
-  const uint32_t word = kBf16 ? 0x3a833a83u : 0x3a83126fu;
+  // Small operands (tf32 / half2 bit patterns of about 1e-3) keep the sums finite.
+  const uint32_t word = kF16 ? 0x14191419u : 0x3a83126fu;
   const uint32_t a[4] = {word ^ (seed & 0xffu), word, word ^ threadIdx.x, word};
   const uint32_t b[2] = {word, word ^ (threadIdx.x & 0xffu)};
   float acc[kMmaChains][4] = {};
   for (int i = 0; i < kMmaIterations; ++i) {
 #pragma unroll
     for (int j = 0; j < kMmaChains; ++j) {
-      if constexpr (kBf16) {
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+      if constexpr (kF16) {
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
             "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
             : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
@@ -63,18 +63,18 @@ __global__ void MmaChainsKernel(uint32_t seed, float* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum;  // keeps the chains alive
 }
 
-// Floating-point operations per second of MmaChainsKernel<kBf16> over the whole device.
-template <bool kBf16>
+// Floating-point operations per second of MmaChainsKernel<kF16> over the whole device.
+template <bool kF16>
 absl::StatusOr<double> MeasureMma(cudaStream_t stream, int multiprocessors) {
   const int blocks = multiprocessors * 4;  // 32 warps per multiprocessor
   GMM_ASSIGN_OR_RETURN(DeviceArray<float> sink,
                        DeviceArray<float>::Allocate(size_t(blocks) * kMmaThreads));
   const auto mma_chains = [&](int) {
-    MmaChainsKernel<kBf16><<<blocks, kMmaThreads, 0, stream>>>(7u, sink.get());
+    MmaChainsKernel<kF16><<<blocks, kMmaThreads, 0, stream>>>(7u, sink.get());
     return CudaStatus(cudaGetLastError(), "MmaChainsKernel launch");
   };
   GMM_ASSIGN_OR_RETURN(const double ms, MedianMilliseconds(stream, 1, kRepeats, mma_chains));
-  const double flops_per_mma = 2.0 * 16 * 8 * (kBf16 ? 16 : 8);
+  const double flops_per_mma = 2.0 * 16 * 8 * (kF16 ? 16 : 8);
   return double(blocks) * (kMmaThreads / 32) * kMmaChains * kMmaIterations * flops_per_mma /
          (1e-3 * ms);
 }
@@ -109,7 +109,7 @@ absl::StatusOr<DeviceCeilings> MeasureDeviceCeilings(cudaStream_t stream) {
   DeviceCeilings ceilings;
   ceilings.fma_per_second = double(blocks) * kThreads * kChains * kIterations / (1e-3 * fma_ms);
   GMM_ASSIGN_OR_RETURN(ceilings.tf32_flops, MeasureMma<false>(stream, multiprocessors));
-  GMM_ASSIGN_OR_RETURN(ceilings.bf16_flops, MeasureMma<true>(stream, multiprocessors));
+  GMM_ASSIGN_OR_RETURN(ceilings.f16_flops, MeasureMma<true>(stream, multiprocessors));
   ceilings.copy_bytes_per_second = 2.0 * double(copy_bytes) / (1e-3 * copy_ms);
   return ceilings;
 }

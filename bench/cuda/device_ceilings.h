@@ -12,7 +12,7 @@ namespace gmmscore {
 struct DeviceCeilings {
   double fma_per_second = 0.0;         // float32 fused multiply-adds, all multiprocessors
   double tf32_flops = 0.0;             // mma.sync m16n8k8 TF32, float32 accumulators (2 per MAC)
-  double bf16_flops = 0.0;             // mma.sync m16n8k16 BF16, float32 accumulators
+  double f16_flops = 0.0;              // mma.sync m16n8k16 FP16, float32 accumulators
   double copy_bytes_per_second = 0.0;  // device-to-device copy, bytes read plus bytes written
 };
 

@@ -2,7 +2,7 @@
 # Runs on the GPU machine, from a bundle made by make_device_bundle.sh: the CUDA tests, the
 # benchmark, and the instruction mix of the compiled kernels (from cuobjdump). Logs go to $OUT.
 # Usage: device_run.sh [tests|profile]   (tests: the CUDA tests only; profile: also Nsight Compute
-# on one launch each of the SIMT and the 3xTF32 tensor-core kernel in case (a))
+# on one launch each of the SIMT, the 3xF16 and the 3xTF32 tensor-core kernels in case (a))
 set -uo pipefail
 cd "$(dirname "$0")"
 [ -d lib ] || { mkdir lib && tar xzf lib.tar.gz -C lib; }
@@ -26,16 +26,17 @@ awk '/Function :/ {fn = $3; seen[fn] = 1}
      /MUFU/ {mufu[fn]++} /BAR/ {bar[fn]++} /LDL|STL/ {lmem[fn]++}
      END {for (f in seen) printf "%s %d %d %d %d %d %d %d\n", f, ffma[f], hmma[f], lds[f], ldg[f],
                                  mufu[f], bar[f], lmem[f]}' \
-  "$out/sass.txt" | grep -iE 'simt|ILi9ELb|ILi10ELb' | sort
+  "$out/sass.txt" | grep -iE 'simt|ILi9ELb|ILi10ELb|F16ScoreKernelILi(9|10)E' | sort
 if [ "${1:-}" = profile ]; then
   ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
   sections=(--section SpeedOfLight --section Occupancy --section LaunchStats
     --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
     --section WarpStateStats --section SchedulerStats --section InstructionStats)
   # kernel:launches to skip, past the autotune's launches of the kernel (SIMT: 4 in the kAuto
-  # tune; 3xTF32: 64 in each of the kTensor and kAuto tunes): the one profiled is a timed row's,
-  # in the blocking the autotune of that (profiled) process picked.
-  for entry in SimtScoreKernel:60 TensorScoreKernelILi9ELb1E:160; do
+  # tune; 3xF16: 64 in each of the kTensor and kAuto tunes; 3xTF32: 64 in the kTensorTf32 tune):
+  # the one profiled is a timed row's, in the blocking the autotune of that (profiled) process
+  # picked.
+  for entry in SimtScoreKernel:60 TensorF16ScoreKernelILi9E:160 TensorScoreKernelILi9ELb1E:96; do
     kernel="${entry%%:*}"
     timeout 240 "$ncu" --clock-control none --kernel-name-base mangled -k "regex:$kernel" \
       --launch-skip "${entry##*:}" -c 1 \

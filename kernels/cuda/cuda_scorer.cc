@@ -13,16 +13,31 @@ namespace {
 
 bool IsTensor(const CudaKernelConfig& config) { return config.kind != CudaKernelKind::kSimt; }
 
+// The tensor kind the scorer's launches may use (kSimt: none).
+CudaKernelKind TensorKindUsed(const CudaScorerOptions& options) {
+  return options.fixed_config ? options.fixed_config->kind : TensorKindOf(options.kernel_mode);
+}
+
 // Whether the scorer builds the tensor kernel's layout where the kernel takes the model, and
 // whether it fails without it.
 bool WantsTensor(const CudaScorerOptions& options) {
-  return options.fixed_config ? IsTensor(*options.fixed_config)
-                              : options.kernel_mode != CudaKernelMode::kSimt;
+  return options.all_tensor_kinds || TensorKindUsed(options) != CudaKernelKind::kSimt;
 }
 bool NeedsTensor(const CudaScorerOptions& options) {
   return options.fixed_config ? IsTensor(*options.fixed_config)
-                              : options.kernel_mode == CudaKernelMode::kTensor ||
-                                    options.kernel_mode == CudaKernelMode::kTensorFast;
+                              : options.kernel_mode != CudaKernelMode::kSimt &&
+                                    options.kernel_mode != CudaKernelMode::kAuto;
+}
+
+TensorRowFormats FormatsFor(const CudaScorerOptions& options) {
+  if (options.all_tensor_kinds) return {};
+  const CudaKernelKind kind = TensorKindUsed(options);
+  return {.tf32 = kind == CudaKernelKind::kTensor3xTf32 || kind == CudaKernelKind::kTensor1xTf32,
+          .f16 = kind == CudaKernelKind::kTensor3xF16};
+}
+
+bool HasRowsFor(const TensorModelView& view, CudaKernelKind kind) {
+  return kind == CudaKernelKind::kTensor3xF16 ? view.rows_f16 != nullptr : view.rows != nullptr;
 }
 
 // Frames of the kind the scorer sees (shifted features of MFCC-like spread), never zeros: the
@@ -55,7 +70,8 @@ absl::StatusOr<std::unique_ptr<CudaScorer>> CudaScorer::Create(const GmmModel& m
   GMM_ASSIGN_OR_RETURN(const CudaModelLayout layout, BuildCudaModelLayout(model));
   std::optional<TensorModelLayout> tensor_layout;
   if (WantsTensor(options) && TensorKernelSupports(model.dim(), model.num_states())) {
-    GMM_ASSIGN_OR_RETURN(tensor_layout, BuildTensorModelLayout(model, layout.shift));
+    GMM_ASSIGN_OR_RETURN(tensor_layout,
+                         BuildTensorModelLayout(model, layout.shift, FormatsFor(options)));
   } else if (NeedsTensor(options)) {
     return BuildTensorModelLayout(model, layout.shift).status();  // says why not
   }
@@ -112,6 +128,8 @@ std::string CudaScorer::name() const {
       return "cuda-tensor";
     case CudaKernelMode::kTensorFast:
       return "cuda-tensor-fast";
+    case CudaKernelMode::kTensorTf32:
+      return "cuda-tensor-tf32";
   }
   return "cuda";
 }
@@ -154,8 +172,10 @@ absl::StatusOr<CudaKernelConfig> CudaScorer::TuneLocked(int32_t frames, CudaKern
     return absl::InvalidArgumentError(
         absl::StrCat("no kernel choice for ", frames, " frames, at most ", max_frames_));
   }
-  if ((mode == CudaKernelMode::kTensor || mode == CudaKernelMode::kTensorFast) && !tensor_kernel_) {
-    return absl::FailedPreconditionError("this scorer has no tensor-core kernel");
+  if (mode != CudaKernelMode::kSimt && mode != CudaKernelMode::kAuto &&
+      !HasKind(TensorKindOf(mode))) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this scorer has no ", KindName(TensorKindOf(mode)), " kernel or its rows"));
   }
   std::optional<CudaKernelConfig>& chosen = chosen_[int(mode)][ShapeBucket(frames)];
   if (chosen) return *chosen;
@@ -164,7 +184,7 @@ absl::StatusOr<CudaKernelConfig> CudaScorer::TuneLocked(int32_t frames, CudaKern
   const int32_t tune_frames =
       static_cast<int32_t>(std::min<int64_t>(max_frames_, int64_t(1) << ShapeBucket(frames)));
   const std::vector<CudaKernelConfig> candidates =
-      AutotuneCandidates(mode, tensor_kernel_.has_value(), tune_frames);
+      AutotuneCandidates(mode, HasKind(TensorKindOf(mode)), tune_frames);
   if (candidates.size() > 1) {
     GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_feats_.get(), tune_feats_.data(),
                                              size_t(tune_frames) * dim() * sizeof(float),
@@ -182,11 +202,16 @@ absl::Status CudaScorer::CheckConfig(const CudaKernelConfig& config, int32_t fra
     return absl::InvalidArgumentError(
         absl::StrCat(frames, " frames in one launch, at most ", max_frames_));
   }
-  if (IsTensor(config) && !tensor_kernel_) {
+  if (!HasKind(config.kind)) {
     return absl::FailedPreconditionError(
-        absl::StrCat(ToString(config), ": this scorer has no tensor-core kernel"));
+        absl::StrCat(ToString(config), ": this scorer has no such kernel or its rows"));
   }
   return absl::OkStatus();
+}
+
+bool CudaScorer::HasKind(CudaKernelKind kind) const {
+  return kind == CudaKernelKind::kSimt ||
+         (tensor_kernel_ && HasRowsFor(tensor_packed_->view(), kind));
 }
 
 absl::Status CudaScorer::Launch(const CudaKernelConfig& config, const float* device_feats,

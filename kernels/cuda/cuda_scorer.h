@@ -44,6 +44,10 @@ struct CudaScorerOptions {
   CudaKernelMode kernel_mode = CudaKernelMode::kAuto;
   // Skips the autotune: every launch uses this configuration (tests, reproducible runs).
   std::optional<CudaKernelConfig> fixed_config;
+  // Keeps every tensor kind's rows resident, so that Tune, Enqueue and LaunchOn take any kind
+  // (benchmarks). Otherwise only the rows of the kind the mode or fixed configuration uses are
+  // built: the 3xTF32 rows are twice the size of the 3xF16 ones.
+  bool all_tensor_kinds = false;
 };
 
 class CudaScorer final : public Scorer {
@@ -57,8 +61,8 @@ class CudaScorer final : public Scorer {
 
   int32_t dim() const override { return packed_.view().dim; }
   int32_t num_states() const override { return packed_.view().num_states; }
-  // "cuda-" and the kernel mode ("cuda-auto", "cuda-simt", "cuda-tensor", "cuda-tensor-fast"),
-  // or the fixed configuration.
+  // "cuda-" and the kernel mode ("cuda-auto", "cuda-simt", "cuda-tensor", "cuda-tensor-fast",
+  // "cuda-tensor-tf32"), or the fixed configuration.
   std::string name() const override;
   // Thread-safe; calls are serialised on the scorer's stream.
   absl::Status Score(const Matrix& feats, Matrix* out) const override;
@@ -85,7 +89,8 @@ class CudaScorer final : public Scorer {
   // for the shape bucket, made now (synchronously, on stream()) if not made before.
   absl::StatusOr<CudaKernelConfig> ConfigFor(int32_t frames) const;
   // The autotune's choice among the configurations of `mode` for the shape bucket, made now if
-  // not made before; remembered per mode. Fails for a tensor mode without the tensor kernel.
+  // not made before; remembered per mode. Fails for a tensor mode whose kernel or rows the scorer
+  // does not have.
   absl::StatusOr<CudaKernelConfig> Tune(int32_t frames, CudaKernelMode mode) const;
   // The choice made for the shape bucket of `frames` in the scorer's mode, if any yet.
   std::optional<CudaKernelConfig> ChosenConfig(int32_t frames) const;
@@ -94,13 +99,15 @@ class CudaScorer final : public Scorer {
   int device() const { return device_; }
   int32_t max_frames() const { return max_frames_; }
   bool has_tensor_kernel() const { return tensor_kernel_.has_value(); }
+  // Whether launches of this kind can run here (SIMT always; a tensor kind where its rows are).
+  bool HasKind(CudaKernelKind kind) const;
   // The kernels' resource reports.
   std::string KernelSummary() const;
   // Device memory held: the packed models plus the frame, score and split buffers.
   int64_t device_bytes() const;
 
  private:
-  static constexpr int kModes = 4;  // CudaKernelMode values
+  static constexpr int kModes = 5;  // CudaKernelMode values
 
   CudaScorer() = default;
   absl::StatusOr<CudaKernelConfig> ConfigForLocked(int32_t frames) const;

@@ -36,8 +36,7 @@ std::vector<CudaKernelConfig> AutotuneCandidates(CudaKernelMode mode, bool tenso
   std::vector<CudaKernelConfig> candidates;
   if (mode == CudaKernelMode::kSimt || mode == CudaKernelMode::kAuto) candidates.push_back({});
   if (mode == CudaKernelMode::kSimt || !tensor_available) return candidates;
-  const CudaKernelKind kind = mode == CudaKernelMode::kTensorFast ? CudaKernelKind::kTensor1xTf32
-                                                                  : CudaKernelKind::kTensor3xTf32;
+  const CudaKernelKind kind = TensorKindOf(mode);
   const int32_t max_splits = frames <= kTensorSplitMaxFrames ? kTensorMaxSplits : 1;
   // A block of more frame tiles is worth trying while half of it would not cover the launch.
   for (int32_t tiles = 1; tiles <= kTensorMaxFrameTiles && (tiles == 1 || 8 * tiles < frames);

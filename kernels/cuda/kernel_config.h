@@ -11,6 +11,7 @@ enum class CudaKernelKind {
   kSimt,          // simt_kernel.h: float32 FMA
   kTensor3xTf32,  // tensor_kernel.h: tensor cores, float32 accuracy (three TF32 products)
   kTensor1xTf32,  // tensor_kernel.h: one TF32 product, faster and far less exact (explicit only)
+  kTensor3xF16,  // tensor_f16_kernel.h: tensor cores, float32 accuracy (three scaled FP16 products)
 };
 
 struct CudaKernelConfig {
@@ -28,18 +29,50 @@ struct CudaKernelConfig {
 
 // What CudaScorer may choose from.
 enum class CudaKernelMode {
-  kAuto,        // the fastest of SIMT and the float32-accurate tensor kernel, per batch shape
+  kAuto,        // the fastest of SIMT and the 3xF16 tensor kernel, per batch shape
   kSimt,        // the SIMT kernel only
-  kTensor,      // the float32-accurate tensor kernel, blocking tuned per batch shape
+  kTensor,      // the 3xF16 tensor kernel (float32 accuracy), blocking tuned per batch shape
   kTensorFast,  // the 1xTF32 tensor kernel: errors of about 0.1 nats; only when asked for
+  kTensorTf32,  // the 3xTF32 tensor kernel, blocking tuned: the 3xF16 kernel's peer, for
+                // comparisons
 };
+
+// The tensor kind a mode's autotune tries (kAuto and kTensor: the 3xF16 kernel; kSimt: none,
+// kSimt).
+inline CudaKernelKind TensorKindOf(CudaKernelMode mode) {
+  switch (mode) {
+    case CudaKernelMode::kSimt:
+      return CudaKernelKind::kSimt;
+    case CudaKernelMode::kTensorFast:
+      return CudaKernelKind::kTensor1xTf32;
+    case CudaKernelMode::kTensorTf32:
+      return CudaKernelKind::kTensor3xTf32;
+    case CudaKernelMode::kAuto:
+    case CudaKernelMode::kTensor:
+      break;
+  }
+  return CudaKernelKind::kTensor3xF16;
+}
+
+inline const char* KindName(CudaKernelKind kind) {
+  switch (kind) {
+    case CudaKernelKind::kSimt:
+      return "SIMT";
+    case CudaKernelKind::kTensor3xTf32:
+      return "tensor 3xTF32";
+    case CudaKernelKind::kTensor1xTf32:
+      return "tensor 1xTF32";
+    case CudaKernelKind::kTensor3xF16:
+      break;
+  }
+  return "tensor 3xF16";
+}
 
 inline std::string ToString(const CudaKernelConfig& config) {
   if (config.kind == CudaKernelKind::kSimt) return "SIMT";
-  const bool exact = config.kind == CudaKernelKind::kTensor3xTf32;
-  return std::string(exact ? "tensor 3xTF32 " : "tensor 1xTF32 ") +
-         std::to_string(16 * config.frame_tiles) + " frames/block, " +
-         std::to_string(config.splits) + (config.splits == 1 ? " split" : " splits");
+  return std::string(KindName(config.kind)) + " " + std::to_string(16 * config.frame_tiles) +
+         " frames/block, " + std::to_string(config.splits) +
+         (config.splits == 1 ? " split" : " splits");
 }
 
 }  // namespace gmmscore

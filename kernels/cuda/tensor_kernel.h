@@ -12,6 +12,8 @@
 // that truncation past 1e-3 nats (docs/PERFORMANCE.md). The short chains of products also keep
 // several in flight a warp, which the kernel needs with 4 warps a scheduler.
 // kTensor1xTf32 does hi.hi alone, in two chains across the chunks: a third of the products.
+// kTensor3xF16 (tensor_f16_kernel.h) does the 3xTF32 split's products in half precision, scaled
+// into its range: half the tensor-core instructions for the same accuracy.
 //
 // A block is frame_tiles warps (16 x frame_tiles frames) of one group; the group's rows stream
 // through shared memory, kStages deep, by bulk copies on the copy engine, each row read by all of
@@ -27,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/cuda/kernel_config.h"
+#include "kernels/cuda/tensor_f16_kernel.h"
 #include "kernels/cuda/tensor_model_view.h"
 
 namespace gmmscore {
@@ -57,18 +60,22 @@ class TensorKernel {
                       const CudaKernelConfig& config, float* split_scratch, float* out,
                       cudaStream_t stream) const;
 
-  // Registers per thread and shared memory per block of both precisions, for reports.
+  // Registers per thread and shared memory per block of each kind, for reports.
   std::string Summary() const;
 
  private:
-  using Function = void (*)(TensorModelView, const float*, int32_t, float*, float*);
+  // One tensor kind's kernel for the model's chunk count.
+  struct Variant {
+    TensorKernelFunction function = nullptr;
+    int32_t stage_bytes = 0;  // shared memory of the row stages
+    int32_t registers = 0;
+  };
+  static absl::StatusOr<Variant> MakeVariant(TensorKernelFunction function, int32_t stage_bytes);
+  const Variant& VariantOf(CudaKernelKind kind) const;
 
-  Function exact_ = nullptr;
-  Function fast_ = nullptr;
-  int32_t exact_stage_bytes_ = 0;  // shared memory of the row stages
-  int32_t fast_stage_bytes_ = 0;
-  int32_t exact_registers_ = 0;
-  int32_t fast_registers_ = 0;
+  Variant exact_;  // kTensor3xTf32
+  Variant fast_;   // kTensor1xTf32
+  Variant f16_;    // kTensor3xF16
 };
 
 }  // namespace gmmscore

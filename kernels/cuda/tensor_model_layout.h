@@ -21,6 +21,15 @@
 //    exact in float32, in as many words after them: splitting once here spares every warp of
 //    every launch the 3 instructions a value. The row's last 4 words are the constants K of its
 //    16 slots, the accumulators' starting values.
+//  - The 3xF16 kernel's rows (tensor_f16_kernel.h) hold the same values in half precision, one
+//    16-byte word a lane, tile and pair of chunks (2p, 2p + 1), word (2p + tile) * kTensorLanes +
+//    lane: half2 {u, v} of the high parts of chunk 2p, of 2p + 1, then of their low parts (zero
+//    past the last chunk), where column d's u (and, apart, its v) are first scaled by 2^s so that
+//    the column's largest magnitude over the model lies in [2^13, 2^14), high = half(p 2^s) and low
+//    = half((p 2^s - high) 2^11); column_scale holds the 2^-s the kernel multiplies the frames' x'
+//    (and x'^2) by. The row's constants follow as 4 float4 words.
+//  - A layout holds the rows of the formats asked for: the 3xTF32 and 1xTF32 kernels read `rows`,
+//    the 3xF16 kernel `rows_f16`.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +50,9 @@ struct TensorModelLayout {
   std::vector<float> shift;              // [dim]
   std::vector<int32_t> group_first_row;  // [num_groups + 1]
   std::vector<int32_t> slot_state;       // [num_groups * kTensorGroupStates], -1: dummy slot
-  std::vector<float> rows;               // [rows][TensorRowWords(chunks)][4]
+  std::vector<float> rows;               // [rows][TensorRowWords(chunks)][4], or empty
+  std::vector<uint32_t> rows_f16;        // [rows][TensorF16RowWords(chunks)][4], or empty
+  std::vector<float> column_scale;       // [2][dim] where rows_f16 is built
 
   int32_t num_slots() const { return num_groups * kTensorGroupStates; }
   int64_t device_bytes() const;  // what Upload allocates
@@ -51,10 +62,17 @@ struct TensorModelLayout {
 // kTensorMaxChunks chunks at most; groups are a grid dimension).
 bool TensorKernelSupports(int32_t dim, int32_t num_states);
 
+// Which rows a layout holds: what the kernels that may run read.
+struct TensorRowFormats {
+  bool tf32 = true;  // `rows`: the 3xTF32 and 1xTF32 kernels
+  bool f16 = true;   // `rows_f16` and `column_scale`: the 3xF16 kernel
+};
+
 // shift: the per-dimension shift of the model's CUDA layout (CudaModelLayout::shift). Fails with
 // InvalidArgument where TensorKernelSupports does not hold.
 absl::StatusOr<TensorModelLayout> BuildTensorModelLayout(const GmmModel& model,
-                                                         const std::vector<float>& shift);
+                                                         const std::vector<float>& shift,
+                                                         TensorRowFormats formats = {});
 
 // The layout resident on the current device.
 class TensorPackedModel {
@@ -66,6 +84,8 @@ class TensorPackedModel {
 
  private:
   DeviceArray<float> rows_;
+  DeviceArray<uint32_t> rows_f16_;
+  DeviceArray<float> column_scale_;
   DeviceArray<int32_t> group_first_row_;
   DeviceArray<int32_t> slot_state_;
   DeviceArray<float> shift_;
