@@ -242,8 +242,8 @@ TEST_P(TensorScorerVsReference, EveryScoreWrittenAndWithinTolerance) {
     CudaScorerOptions options;
     options.poison_output = true;
     options.fixed_config = config;
-    // Split launches take at most kTensorSplitMaxFrames frames: longer inputs take several.
-    options.max_frames = config.splits > 1 ? kTensorSplitMaxFrames : 1024;
+    // Split launches take at most kSplitMaxFrames frames: longer inputs take several.
+    options.max_frames = config.splits > 1 ? kSplitMaxFrames : 1024;
     auto scorer = CudaScorer::Create(model, options);
     ASSERT_TRUE(scorer.ok()) << scorer.status();
     scorers.push_back(*std::move(scorer));
@@ -406,7 +406,7 @@ TEST_F(CudaTensorTest, SimtAndTensorPathsAgree) {
 TEST(CudaTensorConfig, RefusesBlockingsTheKernelDoesNotHave) {
   // Refused before any device is looked for, so also without one.
   for (const CudaKernelConfig& config :
-       {Tensor3x(kTensorMaxFrameTiles + 1, 1), Tensor3x(0, 1), Tensor3x(1, kTensorMaxSplits + 1)}) {
+       {Tensor3x(kTensorMaxFrameTiles + 1, 1), Tensor3x(0, 1), Tensor3x(1, kMaxSplits + 1)}) {
     CudaScorerOptions options;
     options.fixed_config = config;
     const auto scorer = CudaScorer::Create(RandomModel({}, 21), options);
@@ -428,7 +428,7 @@ TEST_F(CudaTensorTest, TensorModesRefuseWhatTheKernelCannotTakeAndAutoFallsBack)
   Matrix out = PoisonedScores(20, model.num_states());
   ASSERT_TRUE((*automatic)->Score(feats, &out).ok());
   EXPECT_LE(MaxAbsError(out, ReferenceScores(model, feats)), kCudaTolerance);
-  EXPECT_EQ(*(*automatic)->ChosenConfig(20), CudaKernelConfig{});
+  EXPECT_EQ((*automatic)->ChosenConfig(20)->kind, CudaKernelKind::kSimt);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench/cuda/event_timing.h"
 #include "bench/cuda/two_kernel_kernels.h"
 #include "kernels/cuda/cuda_status.h"
 
@@ -19,7 +20,43 @@ absl::Status CublasStatus(cublasStatus_t status, const char* call) {
 
 #define GMM_CUBLAS_RETURN_IF_ERROR(call) GMM_RETURN_IF_ERROR(CublasStatus((call), #call))
 
+// Destroys the handle however the measurement ends.
+struct CublasHandle {
+  CublasHandle() = default;
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  ~CublasHandle() {
+    if (handle != nullptr) (void)cublasDestroy(handle);
+  }
+  cublasHandle_t handle = nullptr;
+};
+
 }  // namespace
+
+absl::StatusOr<double> MeasureSgemmFlops(cudaStream_t stream) {
+  constexpr int kSize = 8192;
+  const size_t elements = size_t(kSize) * kSize;
+  GMM_ASSIGN_OR_RETURN(DeviceArray<float> a, DeviceArray<float>::Allocate(elements));
+  GMM_ASSIGN_OR_RETURN(DeviceArray<float> b, DeviceArray<float>::Allocate(elements));
+  GMM_ASSIGN_OR_RETURN(DeviceArray<float> c, DeviceArray<float>::Allocate(elements));
+  // Bytes of 0x3c: every operand about 0.0115, never zero (a GEMM's speed is data-independent
+  // otherwise).
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(a.get(), 0x3c, a.bytes(), stream));
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(b.get(), 0x3c, b.bytes(), stream));
+  CublasHandle cublas;
+  GMM_CUBLAS_RETURN_IF_ERROR(cublasCreate(&cublas.handle));
+  GMM_CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas.handle, stream));
+  GMM_CUBLAS_RETURN_IF_ERROR(cublasSetMathMode(cublas.handle, CUBLAS_DEFAULT_MATH));
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  const auto sgemm = [&](int) {
+    return CublasStatus(cublasSgemm(cublas.handle, CUBLAS_OP_N, CUBLAS_OP_N, kSize, kSize, kSize,
+                                    &one, a.get(), kSize, b.get(), kSize, &zero, c.get(), kSize),
+                        "cublasSgemm");
+  };
+  GMM_ASSIGN_OR_RETURN(const double ms, MedianMilliseconds(stream, 1, 5, sgemm));
+  return 2.0 * kSize * double(kSize) * kSize / (1e-3 * ms);
+}
 
 absl::StatusOr<std::unique_ptr<CublasTwoKernel>> CublasTwoKernel::Create(const GmmModel& model,
                                                                          int32_t max_frames) {

@@ -5,8 +5,8 @@
 // For each model size, window and path it prints the median time per window with the host-device
 // copies (CUDA events around H2D, kernels and D2H between pinned buffers), the median of the
 // kernels alone, Gaussian-frames per second of both, the real-time factor at 100 frames/s, and
-// the largest absolute error against the float64 reference on the first frames of a window. The
-// tensor-core paths run in the blocking CudaScorer's autotune picks for the window (printed), and
+// the largest absolute error against the float64 reference on the first frames of a window. Each
+// path of CudaScorer runs in the blocking its autotune picks for the window (printed), and
 // the choice of CudaKernelMode::kAuto is printed too. The measured float32 FMA rate gives each
 // case's FP32 ceiling, the measured mma.sync rates (TF32 m16n8k8, FP16 m16n8k16) the tensor
 // paths' ceilings. Every iteration
@@ -151,15 +151,17 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
   std::printf("kernels: %s\n", scorer->KernelSummary().c_str());
   for (int32_t window : c.windows) {
     GMM_ASSIGN_OR_RETURN(Inputs inputs, MakeInputs(model, window, 7u * window));
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig simt, scorer->Tune(window, CudaKernelMode::kSimt));
     GMM_ASSIGN_OR_RETURN(const CudaKernelConfig f16, scorer->Tune(window, CudaKernelMode::kTensor));
     GMM_ASSIGN_OR_RETURN(const CudaKernelConfig tf32,
                          scorer->Tune(window, CudaKernelMode::kTensorTf32));
     GMM_ASSIGN_OR_RETURN(const CudaKernelConfig fast,
                          scorer->Tune(window, CudaKernelMode::kTensorFast));
     GMM_ASSIGN_OR_RETURN(const CudaKernelConfig chosen, scorer->ConfigFor(window));
-    std::printf("window %d: autotune: 3xF16 -> %s; 3xTF32 -> %s; 1xTF32 -> %s; auto -> %s\n",
-                window, ToString(f16).c_str(), ToString(tf32).c_str(), ToString(fast).c_str(),
-                ToString(chosen).c_str());
+    std::printf(
+        "window %d: autotune: SIMT -> %s; 3xF16 -> %s; 3xTF32 -> %s; 1xTF32 -> %s; auto -> %s\n",
+        window, ToString(simt).c_str(), ToString(f16).c_str(), ToString(tf32).c_str(),
+        ToString(fast).c_str(), ToString(chosen).c_str());
     const auto scorer_path = [&](const CudaKernelConfig& config,
                                  const char* path) -> absl::StatusOr<Row> {
       GMM_ASSIGN_OR_RETURN(
@@ -177,7 +179,7 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
       row.tensor_ceiling = TensorCeiling(config, c.dim, ceilings);
       return row;
     };
-    GMM_ASSIGN_OR_RETURN(Row simt_row, scorer_path({}, "SIMT fused"));
+    GMM_ASSIGN_OR_RETURN(Row simt_row, scorer_path(simt, "SIMT fused"));
     GMM_ASSIGN_OR_RETURN(Row f16_row, scorer_path(f16, "tensor 3xF16 fused"));
     GMM_ASSIGN_OR_RETURN(Row tf32_row, scorer_path(tf32, "tensor 3xTF32 fused"));
     GMM_ASSIGN_OR_RETURN(Row cublas_row,
@@ -248,13 +250,20 @@ absl::Status Run(const std::string& selected) {
   cudaStream_t stream = nullptr;
   GMM_CUDA_RETURN_IF_ERROR(cudaStreamCreate(&stream));
   const absl::StatusOr<DeviceCeilings> ceilings = MeasureDeviceCeilings(stream);
+  const absl::StatusOr<double> sgemm_flops = MeasureSgemmFlops(stream);
   (void)cudaStreamDestroy(stream);
   GMM_RETURN_IF_ERROR(ceilings.status());
+  GMM_RETURN_IF_ERROR(sgemm_flops.status());
   std::printf(
       "measured: float32 FMA %.3g /s; mma.sync TF32 %.3g FLOP/s, FP16 %.3g FLOP/s; device copy "
       "%.3g B/s (read + write)\n",
       ceilings->fma_per_second, ceilings->tf32_flops, ceilings->f16_flops,
       ceilings->copy_bytes_per_second);
+  std::printf(
+      "measured: cuBLAS SGEMM 8192^3 (float32) %.3g FLOP/s: FP32 ceilings in Gaussian-frames/s "
+      "(2 x dim FMAs each) by FMA chains / by SGEMM: dim 36 %.3g / %.3g, dim 39 %.3g / %.3g\n",
+      *sgemm_flops, ceilings->fma_per_second / 72.0, *sgemm_flops / 144.0,
+      ceilings->fma_per_second / 78.0, *sgemm_flops / 156.0);
 
   const std::vector<Case> cases = {
       {"a", 5000, 256, 36, {256}}, {"b", 5000, 16, 36, {8, 32, 256}}, {"c", 5000, 32, 39, {512}}};

@@ -32,8 +32,9 @@ if [ "${1:-}" = profile ]; then
   sections=(--section SpeedOfLight --section Occupancy --section LaunchStats
     --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
     --section WarpStateStats --section SchedulerStats --section InstructionStats)
-  # kernel:launches to skip, past the autotune's launches of the kernel (SIMT: 4 in the kAuto
-  # tune; 3xF16: 64 in each of the kTensor and kAuto tunes; 3xTF32: 64 in the kTensorTf32 tune):
+  # kernel:launches to skip, past the autotune's launches of the kernel (SIMT: 16 in each of the
+  # kSimt and kAuto tunes; 3xF16: 64 in each of the kTensor and kAuto tunes; 3xTF32: 64 in the
+  # kTensorTf32 tune):
   # the one profiled is a timed row's, in the blocking the autotune of that (profiled) process
   # picked.
   for entry in SimtScoreKernel:60 TensorF16ScoreKernelILi9E:160 TensorScoreKernelILi9ELb1E:96; do

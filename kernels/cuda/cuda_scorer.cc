@@ -59,12 +59,12 @@ absl::StatusOr<std::unique_ptr<CudaScorer>> CudaScorer::Create(const GmmModel& m
         absl::StrCat("max_frames must be positive, is ", options.max_frames));
   }
   if (const std::optional<CudaKernelConfig>& fixed = options.fixed_config;
-      fixed && IsTensor(*fixed) &&
-      (fixed->frame_tiles < 1 || fixed->frame_tiles > kTensorMaxFrameTiles || fixed->splits < 1 ||
-       fixed->splits > kTensorMaxSplits)) {
+      fixed && (fixed->splits < 1 || fixed->splits > kMaxSplits ||
+                (IsTensor(*fixed) &&
+                 (fixed->frame_tiles < 1 || fixed->frame_tiles > kTensorMaxFrameTiles)))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "no such tensor-kernel blocking: ", ToString(*fixed), " (at most ",
-        16 * kTensorMaxFrameTiles, " frames a block and ", kTensorMaxSplits, " splits)"));
+        "no such kernel blocking: ", ToString(*fixed), " (at most ", 16 * kTensorMaxFrameTiles,
+        " frames a tensor-kernel block and ", kMaxSplits, " splits)"));
   }
   GMM_RETURN_IF_ERROR(SelectDevice(options.device));
   GMM_ASSIGN_OR_RETURN(const CudaModelLayout layout, BuildCudaModelLayout(model));
@@ -75,9 +75,10 @@ absl::StatusOr<std::unique_ptr<CudaScorer>> CudaScorer::Create(const GmmModel& m
   } else if (NeedsTensor(options)) {
     return BuildTensorModelLayout(model, layout.shift).status();  // says why not
   }
-  const size_t split_floats =
-      tensor_layout ? size_t(SplitScratchFloats(options.max_frames, tensor_layout->num_slots()))
-                    : 0;
+  // Both kernels' split launches share the scratch: sized for the layout of more slots.
+  const int64_t split_slots = std::max<int64_t>(int64_t(layout.num_groups) * kGroupStates,
+                                                tensor_layout ? tensor_layout->num_slots() : 0);
+  const size_t split_floats = size_t(SplitScratchFloats(options.max_frames, split_slots));
   const int64_t model_bytes =
       layout.device_bytes() + (tensor_layout ? tensor_layout->device_bytes() : 0);
   const int64_t staging_bytes =
@@ -100,8 +101,9 @@ absl::StatusOr<std::unique_ptr<CudaScorer>> CudaScorer::Create(const GmmModel& m
   if (tensor_layout) {
     GMM_ASSIGN_OR_RETURN(scorer->tensor_packed_, TensorPackedModel::Upload(*tensor_layout));
     GMM_ASSIGN_OR_RETURN(scorer->tensor_kernel_, TensorKernel::Create(layout.dim));
-    GMM_ASSIGN_OR_RETURN(scorer->split_scratch_, DeviceArray<float>::Allocate(split_floats));
   }
+  scorer->split_slots_ = split_slots;
+  GMM_ASSIGN_OR_RETURN(scorer->split_scratch_, DeviceArray<float>::Allocate(split_floats));
   const size_t feat_floats = size_t(options.max_frames) * layout.dim;
   const size_t score_floats = size_t(options.max_frames) * layout.num_states;
   GMM_ASSIGN_OR_RETURN(scorer->device_feats_, DeviceArray<float>::Allocate(feat_floats));
@@ -220,9 +222,7 @@ absl::Status CudaScorer::Launch(const CudaKernelConfig& config, const float* dev
 }
 
 int64_t CudaScorer::split_scratch_floats(int32_t frames) const {
-  return tensor_packed_ ? SplitScratchFloats(frames, tensor_packed_->view().num_groups *
-                                                         int64_t(kTensorGroupStates))
-                        : 0;
+  return SplitScratchFloats(frames, split_slots_);
 }
 
 absl::Status CudaScorer::LaunchOn(const CudaKernelConfig& config, const float* device_feats,
@@ -230,7 +230,8 @@ absl::Status CudaScorer::LaunchOn(const CudaKernelConfig& config, const float* d
                                   cudaStream_t stream) const {
   GMM_RETURN_IF_ERROR(CheckConfig(config, frames));
   if (!IsTensor(config)) {
-    return kernel_.Launch(packed_.view(), device_feats, frames, device_out, stream);
+    return kernel_.Launch(packed_.view(), device_feats, frames, config.splits, split_scratch,
+                          device_out, stream);
   }
   return tensor_kernel_->Launch(tensor_packed_->view(), device_feats, frames, config, split_scratch,
                                 device_out, stream);

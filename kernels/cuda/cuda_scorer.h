@@ -37,7 +37,8 @@ struct CudaScorerOptions {
   // Fills the device's score buffer with NaN before every launch, so that a test sees any score
   // the kernel failed to write.
   bool poison_output = false;
-  // The kernels the scorer chooses from. Except for kSimt, the choice is made per shape bucket
+  // The kernels the scorer chooses from. The choice (a kernel and its blocking, for kSimt its
+  // split count) is made per shape bucket
   // (ShapeBucket: frames rounded up to a power of two) by timing the candidates on synthetic
   // frames at the bucket's first launch, and remembered for the scorer's lifetime. The tensor
   // modes fail at Create for models the tensor kernel does not take; kAuto then keeps to SIMT.
@@ -129,7 +130,8 @@ class CudaScorer final : public Scorer {
   std::optional<TensorKernel> tensor_kernel_;
   DeviceArray<float> device_feats_;   // [max_frames][dim]
   DeviceArray<float> device_scores_;  // [max_frames][num_states]
-  DeviceArray<float> split_scratch_;  // [kTensorMaxSplits][split frames][slots]
+  DeviceArray<float> split_scratch_;  // [kMaxSplits][split frames][split_slots_]
+  int64_t split_slots_ = 0;           // the larger of the two layouts' slot counts
   PinnedArray<float> pinned_feats_;
   PinnedArray<float> pinned_scores_;
   std::vector<float> tune_feats_;  // synthetic frames for the autotune, [max_frames][dim]

@@ -34,10 +34,14 @@ int32_t ShapeBucket(int32_t frames) {
 std::vector<CudaKernelConfig> AutotuneCandidates(CudaKernelMode mode, bool tensor_available,
                                                  int32_t frames) {
   std::vector<CudaKernelConfig> candidates;
-  if (mode == CudaKernelMode::kSimt || mode == CudaKernelMode::kAuto) candidates.push_back({});
+  const int32_t max_splits = frames <= kSplitMaxFrames ? kMaxSplits : 1;
+  if (mode == CudaKernelMode::kSimt || mode == CudaKernelMode::kAuto) {
+    for (int32_t splits = 1; splits <= max_splits; splits *= 2) {
+      candidates.push_back({CudaKernelKind::kSimt, 1, splits});
+    }
+  }
   if (mode == CudaKernelMode::kSimt || !tensor_available) return candidates;
   const CudaKernelKind kind = TensorKindOf(mode);
-  const int32_t max_splits = frames <= kTensorSplitMaxFrames ? kTensorMaxSplits : 1;
   // A block of more frame tiles is worth trying while half of it would not cover the launch.
   for (int32_t tiles = 1; tiles <= kTensorMaxFrameTiles && (tiles == 1 || 8 * tiles < frames);
        tiles *= 2) {

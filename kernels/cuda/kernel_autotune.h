@@ -18,9 +18,9 @@ int32_t ShapeBucket(int32_t frames);
 inline constexpr int32_t kShapeBuckets = 32;
 
 // What the autotune times for a launch of `frames` frames: SIMT for kSimt and kAuto, the tensor
-// kind of the mode (the float32-accurate one for kAuto) where tensor_available, in every blocking
-// that can matter at that size (no block of more frame tiles than the launch has; splits only up
-// to kTensorSplitMaxFrames frames).
+// kind of the mode (TensorKindOf) where tensor_available, in every blocking that can matter at
+// that size (no block of more frame tiles than the launch has; splits only up to kSplitMaxFrames
+// frames).
 std::vector<CudaKernelConfig> AutotuneCandidates(CudaKernelMode mode, bool tensor_available,
                                                  int32_t frames);
 

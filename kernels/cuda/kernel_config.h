@@ -14,12 +14,26 @@ enum class CudaKernelKind {
   kTensor3xF16,  // tensor_f16_kernel.h: tensor cores, float32 accuracy (three scaled FP16 products)
 };
 
+// A launch of several splits has splits blocks share each group's Gaussians, each log-adding a
+// slice of them into scratch, [splits][frames][slots] floats, that a second kernel combines
+// (split_combine.h): more blocks for short windows, and a last wave of blocks that is less empty.
+inline constexpr int32_t kMaxSplits = 8;
+// Split launches are offered only up to this many frames, where a window has too few frame blocks
+// to fill the device, to bound that scratch.
+inline constexpr int32_t kSplitMaxFrames = 256;
+
+// Floats of split scratch that launches of up to `frames` frames need, for a layout of num_slots
+// slots (groups x states a group).
+inline int64_t SplitScratchFloats(int32_t frames, int64_t num_slots) {
+  return int64_t(kMaxSplits) * (frames < kSplitMaxFrames ? frames : kSplitMaxFrames) * num_slots;
+}
+
 struct CudaKernelConfig {
   CudaKernelKind kind = CudaKernelKind::kSimt;
   // Tensor kernels only: tiles of 16 frames per block, one warp each (a block scores
-  // 16 x frame_tiles frames of one group of states), and the number of blocks that share a
-  // group's Gaussians, each log-adding a slice of them (a second kernel combines the slices).
+  // 16 x frame_tiles frames of one group of states).
   int32_t frame_tiles = 1;
+  // Every kernel: the number of blocks that share a group's Gaussians (kMaxSplits above).
   int32_t splits = 1;
 
   bool operator==(const CudaKernelConfig& other) const {
@@ -69,7 +83,9 @@ inline const char* KindName(CudaKernelKind kind) {
 }
 
 inline std::string ToString(const CudaKernelConfig& config) {
-  if (config.kind == CudaKernelKind::kSimt) return "SIMT";
+  if (config.kind == CudaKernelKind::kSimt) {
+    return config.splits == 1 ? "SIMT" : "SIMT " + std::to_string(config.splits) + " splits";
+  }
   return std::string(KindName(config.kind)) + " " + std::to_string(16 * config.frame_tiles) +
          " frames/block, " + std::to_string(config.splits) +
          (config.splits == 1 ? " split" : " splits");

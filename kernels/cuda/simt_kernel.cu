@@ -1,7 +1,9 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/kernel_config.h"  // kMaxSplits
 #include "kernels/cuda/log2_math.cuh"
 #include "kernels/cuda/simt_kernel.h"
+#include "kernels/cuda/split_combine.h"
 
 namespace gmmscore {
 namespace {
@@ -21,11 +23,14 @@ __device__ __forceinline__ float Dot4(float4 x, float4 u, float acc) {
 }
 
 // One block: group blockIdx.y of the layout (cuda_packed_model.h) against kSimtBlockFrames frames
-// from frame blockIdx.x * kSimtBlockFrames. Thread (slice, slot) scores the state in the group's
-// slot for the slice's kSimtFrames frames, a quad of Gaussians at a time, all in log2 units.
+// from frame blockIdx.x * kSimtBlockFrames, for slice blockIdx.z of gridDim.z of the group's quads.
+// Thread (slice, slot) scores the state in the group's slot for the slice's kSimtFrames frames, a
+// quad of Gaussians at a time, all in log2 units. With one split it writes the states' scores to
+// out, with several its partial log-sums to partial (split_combine.h).
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     SimtScoreKernel(const SimtModelView model, const float* __restrict__ feats,
-                    const int32_t num_frames, float* __restrict__ out) {
+                    const int32_t num_frames, float* __restrict__ out,
+                    float* __restrict__ partial) {
   // x' then x'^2, each [chunk][kSimtBlockFrames] float4 (a chunk's frames together, read at
   // constant offsets), then the running log-sums [kSimtFrames][kThreads] float.
   extern __shared__ float4 shared[];
@@ -56,8 +61,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
   const int32_t slot = threadIdx.x % kGroupStates;
   const int32_t slice = threadIdx.x / kGroupStates;
-  const int32_t first_quad = model.group_first_quad[blockIdx.y];
-  const int32_t total_chunks = (model.group_first_quad[blockIdx.y + 1] - first_quad) * chunks;
+  const int32_t group_quads =
+      model.group_first_quad[blockIdx.y + 1] - model.group_first_quad[blockIdx.y];
+  const int32_t per_split = (group_quads + int32_t(gridDim.z) - 1) / int32_t(gridDim.z);
+  const int32_t split_begin = min(group_quads, int32_t(blockIdx.z) * per_split);
+  const int32_t first_quad = model.group_first_quad[blockIdx.y] + split_begin;
+  const int32_t total_chunks = (min(group_quads, split_begin + per_split) - split_begin) * chunks;
   const float4* param =
       model.params + size_t(first_quad) * chunks * kQuadSlots * kGroupStates + slot;
   // An index into gconst rather than a pointer: one register less where registers are at their cap.
@@ -126,10 +135,22 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
 
   // Recomputed rather than kept live through the loop: registers are at their cap there.
-  const int32_t state = model.slot_state[blockIdx.y * kGroupStates + threadIdx.x % kGroupStates];
-  if (state < 0) return;
+  const int32_t my_slot = blockIdx.y * kGroupStates + threadIdx.x % kGroupStates;
   const int64_t my_first =
       int64_t(blockIdx.x) * kSimtBlockFrames + int64_t(threadIdx.x / kGroupStates) * kSimtFrames;
+  if (gridDim.z > 1) {
+    const int64_t num_slots = int64_t(model.num_groups) * kGroupStates;
+    float* const my_partial = partial + int64_t(blockIdx.z) * num_frames * num_slots + my_slot;
+#pragma unroll
+    for (int f = 0; f < kSimtFrames; ++f) {
+      if (my_first + f < num_frames) {
+        my_partial[(my_first + f) * num_slots] = log_sums[f * kThreads];
+      }
+    }
+    return;
+  }
+  const int32_t state = model.slot_state[my_slot];
+  if (state < 0) return;
 #pragma unroll
   for (int f = 0; f < kSimtFrames; ++f) {
     // Consecutive threads hold consecutive slots: coalesced where the sort kept states in order.
@@ -178,12 +199,22 @@ std::string SimtKernel::Summary() const {
 }
 
 absl::Status SimtKernel::Launch(const SimtModelView& model, const float* feats, int32_t num_frames,
-                                float* out, cudaStream_t stream) const {
+                                int32_t splits, float* split_scratch, float* out,
+                                cudaStream_t stream) const {
+  if (splits < 1 || splits > kMaxSplits ||
+      (splits > 1 && (split_scratch == nullptr || num_frames > kSplitMaxFrames))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no SIMT launch of ", num_frames, " frames in ", splits, " splits"));
+  }
   if (num_frames <= 0 || model.num_groups == 0) return absl::OkStatus();
   const dim3 grid(static_cast<uint32_t>((num_frames + kSimtBlockFrames - 1) / kSimtBlockFrames),
-                  static_cast<uint32_t>(model.num_groups));
-  SimtScoreKernel<<<grid, kThreads, size_t(shared_bytes_), stream>>>(model, feats, num_frames, out);
-  return CudaStatus(cudaGetLastError(), "SimtScoreKernel launch");
+                  static_cast<uint32_t>(model.num_groups), static_cast<uint32_t>(splits));
+  SimtScoreKernel<<<grid, kThreads, size_t(shared_bytes_), stream>>>(model, feats, num_frames, out,
+                                                                     split_scratch);
+  GMM_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "SimtScoreKernel launch"));
+  if (splits == 1) return absl::OkStatus();
+  return CombineSplits(split_scratch, splits, num_frames, model.num_groups * kGroupStates,
+                       model.slot_state, model.num_states, out, stream);
 }
 
 }  // namespace gmmscore

@@ -1,6 +1,7 @@
 // The fused SIMT scoring kernel (paper gmm-scoring-on-gpu.md, Algorithm 1) and its launcher. A
 // thread block scores one group of kGroupStates states against kSimtBlockFrames frames, in
-// kSimtSlices slices of kSimtFrames frames with one thread per state and slice.
+// kSimtSlices slices of kSimtFrames frames with one thread per state and slice; with splits,
+// several blocks share a group's Gaussians.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,9 +26,11 @@ class SimtKernel {
   static absl::StatusOr<SimtKernel> Create(int32_t dim);
 
   // Scores num_frames frames of feats (device, frames x dim, row-major, not shifted) into out
-  // (device, frames x num_states, the model's state order). Asynchronous on stream.
+  // (device, frames x num_states, the model's state order), in `splits` blocks a group
+  // (kernel_config.h); split_scratch (device) holds splits x num_frames x num_groups x
+  // kGroupStates floats where splits > 1, and may be null otherwise. Asynchronous on stream.
   absl::Status Launch(const SimtModelView& model, const float* feats, int32_t num_frames,
-                      float* out, cudaStream_t stream) const;
+                      int32_t splits, float* split_scratch, float* out, cudaStream_t stream) const;
 
   // Registers per thread and resident blocks per multiprocessor, for reports.
   std::string Summary() const;

@@ -5,6 +5,7 @@
 #include "kernels/cuda/log2_math.cuh"
 #include "kernels/cuda/row_pipeline.cuh"
 #include "kernels/cuda/simt_model_view.h"  // kPadGconst
+#include "kernels/cuda/split_combine.h"
 #include "kernels/cuda/tensor_kernel.h"
 
 namespace gmmscore {
@@ -14,7 +15,6 @@ namespace {
 // operands (8 a chunk), the running log-sums and totals and the operands and accumulators of a few
 // chunks in flight fit without spills, and 16 warps share a multiprocessor.
 constexpr int32_t kMinBlocks = 2;
-constexpr int32_t kCombineThreads = 256;
 
 // hi = x rounded to TF32 (nearest, ties away: cvt.rna.tf32.f32 without its NaN handling, which
 // finite scores never need), lo = x - hi, exact in float32; the tensor cores read lo's top 19 bits.
@@ -144,26 +144,6 @@ __global__ void __launch_bounds__(kTensorMaxThreads, kMinBlocks)
   StoreLogSums(model, log_sums, num_frames, out, partial);
 }
 
-// Log-adds the splits' partial sums of each (frame, slot) into the state's score.
-__global__ void CombineSplitsKernel(const float* __restrict__ partial, const int32_t splits,
-                                    const int32_t num_frames, const int32_t num_slots,
-                                    const int32_t* __restrict__ slot_state,
-                                    const int32_t num_states, float* __restrict__ out) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t stride = int64_t(num_frames) * num_slots;
-  if (i >= stride) return;
-  const int64_t frame = i / num_slots;
-  const int32_t state = slot_state[i - frame * num_slots];
-  if (state < 0) return;
-  float m = kPadGconst;
-  for (int32_t split = 0; split < splits; ++split) m = fmaxf(m, partial[split * stride + i]);
-  float sum = 0.0f;
-  for (int32_t split = 0; split < splits; ++split) {
-    sum += Exp2Approx(partial[split * stride + i] - m);
-  }
-  out[frame * num_states + state] = (m + Log2Approx(sum)) * kLn2;
-}
-
 template <bool kExact, size_t... kIndex>
 TensorKernelFunction SelectKernel(int32_t chunks, std::index_sequence<kIndex...>) {
   static const TensorKernelFunction kernels[] = {&TensorScoreKernel<int(kIndex) + 1, kExact>...};
@@ -225,8 +205,8 @@ absl::Status TensorKernel::Launch(const TensorModelView& model, const float* fea
                                   float* split_scratch, float* out, cudaStream_t stream) const {
   if (config.kind == CudaKernelKind::kSimt || config.frame_tiles < 1 ||
       config.frame_tiles > kTensorMaxFrameTiles || config.splits < 1 ||
-      config.splits > kTensorMaxSplits ||
-      (config.splits > 1 && (split_scratch == nullptr || num_frames > kTensorSplitMaxFrames))) {
+      config.splits > kMaxSplits ||
+      (config.splits > 1 && (split_scratch == nullptr || num_frames > kSplitMaxFrames))) {
     return absl::InvalidArgumentError(
         absl::StrCat("no tensor-kernel launch of ", num_frames, " frames as ", ToString(config)));
   }
@@ -242,12 +222,9 @@ absl::Status TensorKernel::Launch(const TensorModelView& model, const float* fea
       cudaLaunchKernel(reinterpret_cast<const void*>(variant.function), grid, block, args,
                        size_t(TensorSharedBytes(variant.stage_bytes)), stream));
   if (config.splits == 1) return absl::OkStatus();
-  const int32_t num_slots = model.num_groups * kTensorGroupStates;
-  const int64_t elements = int64_t(num_frames) * num_slots;
-  CombineSplitsKernel<<<static_cast<uint32_t>((elements + kCombineThreads - 1) / kCombineThreads),
-                        kCombineThreads, 0, stream>>>(
-      split_scratch, config.splits, num_frames, num_slots, model.slot_state, model.num_states, out);
-  return CudaStatus(cudaGetLastError(), "CombineSplitsKernel launch");
+  return CombineSplits(split_scratch, config.splits, num_frames,
+                       model.num_groups * kTensorGroupStates, model.slot_state, model.num_states,
+                       out, stream);
 }
 
 }  // namespace gmmscore

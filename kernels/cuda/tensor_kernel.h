@@ -35,18 +35,6 @@
 namespace gmmscore {
 
 inline constexpr int32_t kTensorMaxFrameTiles = 8;
-inline constexpr int32_t kTensorMaxSplits = 8;
-// Split launches stage [splits][frames][slots] log-sums; they are offered only up to this many
-// frames, where a window has too few frame tiles to fill the device, to bound that scratch.
-inline constexpr int32_t kTensorSplitMaxFrames = 256;
-
-// Floats of split scratch that launches of up to `frames` frames need, for a model of num_slots
-// slots (groups x kTensorGroupStates).
-inline int64_t SplitScratchFloats(int32_t frames, int64_t num_slots) {
-  return int64_t(kTensorMaxSplits) *
-         (frames < kTensorSplitMaxFrames ? frames : kTensorSplitMaxFrames) * num_slots;
-}
-
 class TensorKernel {
  public:
   // Fails with InvalidArgument for a dimension past 4 x kTensorMaxChunks.
