@@ -35,6 +35,14 @@ CudaKernelConfig Tensor3x(int32_t frame_tiles, int32_t splits) {
   return {CudaKernelKind::kTensor3xTf32, frame_tiles, splits};
 }
 
+// A state's score in nats from its Gaussians' sums in log2 units.
+double LogSumNats(const std::vector<double>& terms) {
+  const double m = *std::max_element(terms.begin(), terms.end());
+  double sum = 0.0;
+  for (double t : terms) sum += std::exp2(t - m);
+  return (m + std::log2(sum)) * std::numbers::ln2;
+}
+
 CudaKernelConfig F16x3(int32_t frame_tiles, int32_t splits) {
   return {CudaKernelKind::kTensor3xF16, frame_tiles, splits};
 }
@@ -82,10 +90,7 @@ std::vector<double> EmulateTensorF16Kernel(const TensorModelLayout& layout, cons
           }
           terms.push_back(a);
         }
-        const double m = *std::max_element(terms.begin(), terms.end());
-        double sum = 0.0;
-        for (double t : terms) sum += std::exp2(t - m);
-        scores[size_t(f) * layout.num_states + state] = (m + std::log2(sum)) * std::numbers::ln2;
+        scores[size_t(f) * layout.num_states + state] = LogSumNats(terms);
       }
     }
   }
@@ -126,10 +131,7 @@ std::vector<double> EmulateTensorKernel(const TensorModelLayout& layout, const M
             }
             terms.push_back(a);
           }
-          const double m = *std::max_element(terms.begin(), terms.end());
-          double sum = 0.0;
-          for (double t : terms) sum += std::exp2(t - m);
-          scores[size_t(f) * layout.num_states + state] = (m + std::log2(sum)) * std::numbers::ln2;
+          scores[size_t(f) * layout.num_states + state] = LogSumNats(terms);
         }
       }
     }
@@ -276,22 +278,23 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(std::get<1>(param_info.param));
     });
 
-TEST_F(CudaTensorTest, LongInputsInSeveralLaunchesGiveTheSameScores) {
+// Runs check(options) for a fixed blocking of each float32-accurate tensor kind.
+template <typename Check>
+void ForEachExactTensorKind(Check&& check) {
   for (const CudaKernelConfig& config : {Tensor3x(2, 1), F16x3(2, 1)}) {
     SCOPED_TRACE(ToString(config));
     CudaScorerOptions options;
     options.fixed_config = config;
-    testing::ExpectChunkedLaunchesEqualOneLaunch(options);
+    check(options);
   }
 }
 
+TEST_F(CudaTensorTest, LongInputsInSeveralLaunchesGiveTheSameScores) {
+  ForEachExactTensorKind(testing::ExpectChunkedLaunchesEqualOneLaunch);
+}
+
 TEST_F(CudaTensorTest, ExtremeButValidValues) {
-  for (const CudaKernelConfig& config : {Tensor3x(2, 1), F16x3(2, 1)}) {
-    SCOPED_TRACE(ToString(config));
-    CudaScorerOptions options;
-    options.fixed_config = config;
-    testing::ExpectExtremeCaseWithinTolerance(options);
-  }
+  ForEachExactTensorKind(testing::ExpectExtremeCaseWithinTolerance);
 }
 
 // Frames far outside half precision's range (x'^2 up to 1e12) beside ordinary ones in the same

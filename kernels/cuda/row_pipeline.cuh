@@ -143,6 +143,18 @@ __device__ __forceinline__ void StoreLogSums(const TensorModelView& model,
   }
 }
 
+// A lane's accumulator elements (frames s, s + 8 against slots 2t, 2t + 1 of each tile) set to the
+// row's constants K of those slots; k: the row's kTensorGroupStates constants in shared memory.
+__device__ __forceinline__ void StartFromConstants(const float* k, float (&total)[2][4]) {
+  const int32_t t = int32_t(threadIdx.x % 4);
+#pragma unroll
+  for (int n = 0; n < 2; ++n) {
+    const float2 kk = *reinterpret_cast<const float2*>(k + 8 * n + 2 * t);
+    total[n][0] = total[n][2] = kk.x;
+    total[n][1] = total[n][3] = kk.y;
+  }
+}
+
 // log2(2^l + 2^x) = max + log2(1 + 2^-|x - l|), for each of a lane's 4 accumulator elements: one
 // exp2 and one log2 a Gaussian, and one float of state. Every operand is at least kPadGconst, so
 // no NaN arises.

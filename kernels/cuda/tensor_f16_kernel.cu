@@ -118,12 +118,7 @@ __global__ void __launch_bounds__(kTensorMaxThreads, kMinBlocks)
     const float* k = reinterpret_cast<const float*>(stage + 2 * kPairs * kTensorLanes);
     float total[2][4];
     float corr[2][4] = {};
-#pragma unroll
-    for (int n = 0; n < 2; ++n) {
-      const float2 kk = *reinterpret_cast<const float2*>(k + 8 * n + 2 * t);
-      total[n][0] = total[n][2] = kk.x;
-      total[n][1] = total[n][3] = kk.y;
-    }
+    StartFromConstants(k, total);
 #pragma unroll
     for (int p = 0; p < kPairs; ++p) {
 #pragma unroll

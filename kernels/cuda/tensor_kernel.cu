@@ -98,12 +98,7 @@ __global__ void __launch_bounds__(kTensorMaxThreads, kMinBlocks)
     // interleaved. 1xTF32: acc is a second chain across the chunks.
     float total[2][4];
     float acc[2][4] = {};
-#pragma unroll
-    for (int n = 0; n < 2; ++n) {
-      const float2 kk = *reinterpret_cast<const float2*>(k + 8 * n + 2 * t());
-      total[n][0] = total[n][2] = kk.x;
-      total[n][1] = total[n][3] = kk.y;
-    }
+    StartFromConstants(k, total);
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
 #pragma unroll
