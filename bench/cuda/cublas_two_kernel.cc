@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "bench/cuda/event_timing.h"
+#include "kernels/cuda/event_timing.h"
 #include "bench/cuda/two_kernel_kernels.h"
 #include "kernels/cuda/cuda_status.h"
 

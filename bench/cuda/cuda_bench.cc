@@ -29,7 +29,7 @@
 #include "absl/strings/str_format.h"
 #include "bench/cuda/cublas_two_kernel.h"
 #include "bench/cuda/device_ceilings.h"
-#include "bench/cuda/event_timing.h"
+#include "kernels/cuda/event_timing.h"
 #include "kernels/cpu/reference_scorer.h"
 #include "kernels/cuda/cuda_scorer.h"
 #include "tests/random_model.h"

@@ -1,5 +1,5 @@
 #include "bench/cuda/device_ceilings.h"
-#include "bench/cuda/event_timing.h"
+#include "kernels/cuda/event_timing.h"
 #include "kernels/cuda/cuda_buffers.h"
 #include "kernels/cuda/cuda_status.h"
 

@@ -1,4 +1,5 @@
 // Timing of enqueued device work with CUDA events: each repetition timed alone, the median kept.
+// Used by the autotune (kernel_autotune.h) and the benchmarks. C++17.
 #pragma once
 
 #include <cuda_runtime_api.h>
