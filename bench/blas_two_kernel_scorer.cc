@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/cpu_scorer.h"
 #include "kernels/cpu/simd_kernel.h"
+#include "model/shape_checks.h"
 
 namespace gmmscore {
 

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "kernels/model/gmm_model.h"
 #include "kernels/scorer.h"
+#include "model/gmm_model.h"
 
 namespace gmmscore {
 

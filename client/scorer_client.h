@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "gmmscore/v1/model_admin.grpc.pb.h"
 #include "gmmscore/v1/scorer.grpc.pb.h"
-#include "kernels/util/matrix.h"
+#include "util/matrix.h"
 
 namespace gmmscore::client {
 

@@ -31,7 +31,7 @@ build() {
 bundle() {
   local build=$1 prefix=$2
   install -d "$prefix/bin" "$prefix/lib"
-  install -m 0755 "$build/server/gmmscored" "$build/client/gmmscore" "$prefix/bin/"
+  install -m 0755 "$build/server/gmmscored" "$build/tools/gmmscore" "$prefix/bin/"
   local lib
   ldd "$prefix/bin/gmmscored" "$prefix/bin/gmmscore" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
     sort -u | while read -r lib; do

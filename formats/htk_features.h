@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "kernels/util/matrix.h"
+#include "util/matrix.h"
 
 namespace gmmscore {
 

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "kernels/util/status_macros.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {

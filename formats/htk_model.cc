@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "formats/htk_mmf_parser.h"
-#include "kernels/util/status_macros.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {

@@ -28,7 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "kernels/model/gmm_model.h"
+#include "model/gmm_model.h"
 
 namespace gmmscore {
 

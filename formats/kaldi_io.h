@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "kernels/util/matrix.h"
+#include "util/matrix.h"
 
 namespace gmmscore {
 

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "formats/kaldi_io.h"
-#include "kernels/model/gmm_model.h"
+#include "model/gmm_model.h"
 
 namespace gmmscore {
 

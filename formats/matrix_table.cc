@@ -10,7 +10,7 @@
 #include "formats/htk_features.h"
 #include "formats/kaldi_io.h"
 #include "formats/sphinx_features.h"
-#include "kernels/util/status_macros.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {

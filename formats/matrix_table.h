@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "formats/table_specifier.h"
-#include "kernels/util/matrix.h"
+#include "util/matrix.h"
 
 namespace gmmscore {
 

@@ -11,7 +11,7 @@
 #include "formats/kaldi_model.h"
 #include "formats/native_model.h"
 #include "formats/sphinx_model.h"
-#include "kernels/util/status_macros.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "formats/kaldi_io.h"
 #include "formats/kaldi_model.h"
-#include "kernels/util/status_macros.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "kernels/model/gmm_model.h"
+#include "model/gmm_model.h"
 
 namespace gmmscore {
 

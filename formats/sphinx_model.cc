@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "formats/sphinx_mdef.h"
 #include "formats/sphinx_s3io.h"
-#include "kernels/util/status_macros.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {

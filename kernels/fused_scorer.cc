@@ -1,7 +1,7 @@
 #include "kernels/fused_scorer.h"
 
 #include "absl/strings/str_cat.h"
-#include "kernels/util/status_macros.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "kernels/fusion.h"
 #include "kernels/scorer.h"
-#include "kernels/util/matrix.h"
+#include "model/fusion.h"
+#include "util/matrix.h"
 
 namespace gmmscore {
 

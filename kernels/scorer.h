@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "kernels/util/matrix.h"
+#include "util/matrix.h"
 
 namespace gmmscore {
 

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/build.sh gmmscore
 mkdir -p out
 data=tests/data/kaldi-mono
-./build/client/gmmscore info "$data/final.mdl"
-./build/client/gmmscore score --model "$data/final.mdl" --feats "ark:$data/feats.ark" \
+./build/tools/gmmscore info "$data/final.mdl"
+./build/tools/gmmscore score --model "$data/final.mdl" --feats "ark:$data/feats.ark" \
   --out ark,t:out/demo-scores.txt
 echo "demo: scores (frames x 56 pdfs, Kaldi text archive) are in $(pwd)/out/demo-scores.txt"

@@ -5,22 +5,23 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/model_io.h"
-#include "server/backend.h"
+#include "server/scheduling/lane_set.h"
 
 namespace gmmscore::server {
 
 ModelEntry::ModelEntry(std::string name, int64_t version, std::string path, std::string format,
-                       std::vector<ResidentScorer> scorers, int64_t num_gauss, Metrics* metrics)
+                       std::shared_ptr<const GmmModel> model, std::vector<Residency> residents,
+                       Metrics* metrics)
     : name_(std::move(name)),
       version_(version),
       path_(std::move(path)),
       format_(std::move(format)),
-      scorers_(std::move(scorers)),
-      num_gauss_(num_gauss),
+      model_(std::move(model)),
+      residents_(std::move(residents)),
       metrics_(metrics) {
-  for (const ResidentScorer& s : scorers_) {
-    bytes_gauges_.push_back(&metrics->model_bytes(name_, version_, s.device));
-    bytes_gauges_.back()->Set(double(s.bytes));
+  for (const Residency& r : residents_) {
+    bytes_gauges_.push_back(&metrics->model_bytes(name_, version_, r.device));
+    bytes_gauges_.back()->Set(double(r.model->bytes()));
   }
 }
 
@@ -34,12 +35,12 @@ v1::ModelInfo ModelEntry::Info(v1::ModelInfo::Status status) const {
   info.set_version(version_);
   info.set_status(status);
   info.set_num_states(num_states());
-  info.set_num_gaussians(num_gauss_);
+  info.set_num_gaussians(model_->num_gauss());
   info.set_dim(dim());
-  for (const ResidentScorer& s : scorers_) {
+  for (const Residency& r : residents_) {
     v1::DeviceBytes* bytes = info.add_bytes_per_device();
-    bytes->set_device(s.device);
-    bytes->set_bytes(s.bytes);
+    bytes->set_device(r.device);
+    bytes->set_bytes(r.model->bytes());
   }
   info.set_path(path_);
   info.set_format(format_);
@@ -47,9 +48,9 @@ v1::ModelInfo ModelEntry::Info(v1::ModelInfo::Status status) const {
   return info;
 }
 
-ModelRegistry::ModelRegistry(const ServerConfig& config, Backend* backend, Metrics* metrics,
+ModelRegistry::ModelRegistry(const ServerConfig& config, LaneSet* lanes, Metrics* metrics,
                              HealthStatus* health)
-    : config_(config), backend_(backend), metrics_(metrics), health_(health) {}
+    : config_(config), lanes_(lanes), metrics_(metrics), health_(health) {}
 
 absl::StatusOr<std::string> ModelRegistry::ResolveUnderRoot(const std::string& relative) const {
   namespace fs = std::filesystem;
@@ -107,18 +108,18 @@ absl::StatusOr<v1::ModelInfo> ModelRegistry::Load(const std::string& name, const
     if (!exists) health_->SetModel(name, false);
   }
   absl::StatusOr<LoadedModel> loaded = LoadModel(path);
-  absl::StatusOr<std::vector<ResidentScorer>> scorers = absl::CancelledError("not built");
-  if (loaded.ok()) scorers = backend_->MakeScorers(loaded->model);
+  absl::StatusOr<std::vector<Residency>> residents = absl::CancelledError("not made resident");
+  if (loaded.ok()) residents = lanes_->MakeResidents(loaded->model);
 
   std::lock_guard lock(mu_);
   loading_.erase(name);
-  if (!loaded.ok() || !scorers.ok()) {
-    const absl::Status& s = loaded.ok() ? scorers.status() : loaded.status();
+  if (!loaded.ok() || !residents.ok()) {
+    const absl::Status& s = loaded.ok() ? residents.status() : loaded.status();
     return absl::Status(s.code(), absl::StrCat("model '", name, "': ", s.message()));
   }
   auto entry = std::make_shared<ModelEntry>(
-      name, ++last_version_[name], path, ModelFormatName(loaded->file_format), *std::move(scorers),
-      loaded->model.num_gauss(), metrics_);
+      name, ++last_version_[name], path, ModelFormatName(loaded->file_format),
+      std::make_shared<const GmmModel>(std::move(loaded->model)), *std::move(residents), metrics_);
   if (auto old = ready_.find(name); old != ready_.end()) retired_.push_back(old->second);
   ready_[name] = entry;
   health_->SetModel(name, true);

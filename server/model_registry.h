@@ -1,9 +1,9 @@
 // The models the daemon serves, by name: loaded at start (--model NAME=PATH) or at run time
-// (ModelAdmin.LoadModel, paths confined to --model-root), each with a scorer of the configured
-// backend, on each of its devices. Entries are shared: a stream holds its models' entries from its
-// StreamConfig to its end, so unloading or replacing a model never pulls it from under a stream.
-// The stream keeps scoring with the version it started with; the memory is freed when the last user
-// lets go.
+// (ModelAdmin.LoadModel, paths confined to --model-root), each whole (GMMs and HMM) and resident
+// on each of the configured backend's devices. Entries are shared: a stream holds its models'
+// entries from its StreamConfig to its end, so unloading or replacing a model never pulls it from
+// under a stream. The stream keeps scoring with the version it started with; the memory is freed
+// when the last user lets go.
 #pragma once
 
 #include <atomic>
@@ -17,38 +17,39 @@
 
 #include "absl/status/statusor.h"
 #include "gmmscore/v1/model_admin.pb.h"
-#include "kernels/model/gmm_model.h"
-#include "kernels/scorer.h"
+#include "kernels/compute_device.h"
+#include "model/gmm_model.h"
 #include "server/config.h"
-#include "server/health.h"
 #include "server/metrics.h"
+#include "server/rpc/health.h"
 
 namespace gmmscore::server {
 
-class Backend;
+class LaneSet;
 
-// A model's scorer on one device.
-struct ResidentScorer {
-  std::unique_ptr<Scorer> scorer;
+// A model resident on one device (or, for the CPU's lanes, on all of them).
+struct Residency {
+  std::unique_ptr<ResidentModel> model;
   std::string device;  // "cpu", "cuda:0"
-  int64_t bytes = 0;   // memory it holds there (parameters and its own buffers)
 };
 
 class ModelEntry {
  public:
-  // scorers: one per device the backend scores on (ScoringLane::scorer_index order), all of the
-  // same model.
+  // residents: the model on each device (Lane::residency_index order).
   ModelEntry(std::string name, int64_t version, std::string path, std::string format,
-             std::vector<ResidentScorer> scorers, int64_t num_gauss, Metrics* metrics);
+             std::shared_ptr<const GmmModel> model, std::vector<Residency> residents,
+             Metrics* metrics);
   ~ModelEntry();
   ModelEntry(const ModelEntry&) = delete;
   ModelEntry& operator=(const ModelEntry&) = delete;
 
   const std::string& name() const { return name_; }
   int64_t version() const { return version_; }
-  const Scorer& scorer(int32_t index) const { return *scorers_[size_t(index)].scorer; }
-  int32_t num_states() const { return scorer(0).num_states(); }
-  int32_t dim() const { return scorer(0).dim(); }
+  // The whole model: GMMs and, where the file had one, the HMM (alignment needs it).
+  const GmmModel& model() const { return *model_; }
+  const ResidentModel& resident(int32_t index) const { return *residents_[size_t(index)].model; }
+  int32_t num_states() const { return model_->num_states(); }
+  int32_t dim() const { return model_->dim(); }
   // Streams that have this entry in their configuration, now.
   std::atomic<int32_t>& active_streams() { return active_streams_; }
   v1::ModelInfo Info(v1::ModelInfo::Status status) const;
@@ -58,18 +59,17 @@ class ModelEntry {
   const int64_t version_;
   const std::string path_;
   const std::string format_;
-  const std::vector<ResidentScorer> scorers_;
-  const int64_t num_gauss_;
+  const std::shared_ptr<const GmmModel> model_;
+  const std::vector<Residency> residents_;
   Metrics* const metrics_;
-  std::vector<prometheus::Gauge*> bytes_gauges_;  // per scorer
+  std::vector<prometheus::Gauge*> bytes_gauges_;  // per resident
   std::atomic<int32_t> active_streams_{0};
 };
 
 class ModelRegistry {
  public:
-  // Models are made resident on every device of backend.
-  ModelRegistry(const ServerConfig& config, Backend* backend, Metrics* metrics,
-                HealthStatus* health);
+  // Models are made resident on every device of lanes.
+  ModelRegistry(const ServerConfig& config, LaneSet* lanes, Metrics* metrics, HealthStatus* health);
 
   // Reads and packs a model (seconds for a large one: callers keep this off gRPC threads).
   // An existing name needs replace; the new version serves new streams once ready.
@@ -90,7 +90,7 @@ class ModelRegistry {
   void PruneRetired();  // with mu_ held
 
   const ServerConfig& config_;
-  Backend* const backend_;
+  LaneSet* const lanes_;
   Metrics* const metrics_;
   HealthStatus* const health_;
   mutable std::mutex mu_;

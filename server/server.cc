@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "util/status_macros.h"
 
 namespace gmmscore::server {
 namespace {
@@ -68,11 +69,10 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
 
   std::unique_ptr<GmmscoreServer> s(new GmmscoreServer(std::move(config)));
   const ServerConfig& c = s->config_;
-  absl::StatusOr<std::unique_ptr<Backend>> backend = Backend::Create(c, &s->metrics_);
-  if (!backend.ok()) return backend.status();
-  s->backend_ = *std::move(backend);
-  s->registry_ = std::make_unique<ModelRegistry>(c, s->backend_.get(), &s->metrics_, &s->health_);
-  s->batcher_ = std::make_unique<Batcher>(c.batcher, s->backend_->lanes(), &s->metrics_);
+  GMM_ASSIGN_OR_RETURN(s->lanes_, LaneSet::Create(c, &s->metrics_));
+  s->registry_ = std::make_unique<ModelRegistry>(c, s->lanes_.get(), &s->metrics_, &s->health_);
+  s->batcher_ =
+      std::make_unique<Batcher>(c.batcher, s->lanes_->lanes(), s->lanes_->delivery(), &s->metrics_);
   if (!c.metrics_listen.empty()) {
     if (absl::Status st = s->metrics_.Serve(c.metrics_listen); !st.ok()) return st;
   }

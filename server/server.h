@@ -8,16 +8,17 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "server/backend.h"
-#include "server/batcher.h"
 #include "server/config.h"
-#include "server/health.h"
 #include "server/metrics.h"
-#include "server/model_admin_service.h"
 #include "server/model_registry.h"
-#include "server/scorer_service.h"
-#include "server/stream_session.h"
-#include "server/timer_queue.h"
+#include "server/rpc/health.h"
+#include "server/rpc/model_admin_service.h"
+#include "server/rpc/scorer_service.h"
+#include "server/rpc/stream_session.h"
+#include "server/scheduling/batcher.h"
+#include "server/scheduling/lane_set.h"
+#include "server/scheduling/task_queue.h"
+#include "server/scheduling/timer_queue.h"
 
 namespace gmmscore::server {
 
@@ -50,9 +51,9 @@ class GmmscoreServer {
   Metrics metrics_;
   HealthStatus health_;
   TimerQueue timers_;
-  // Made in Start (the backend can fail: --backend cuda without a GPU); destroyed in reverse:
+  // Made in Start (the lanes can fail: --backend cuda without a GPU); destroyed in reverse:
   // the batcher waits for its batches in flight before the lanes and models go.
-  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<LaneSet> lanes_;
   std::unique_ptr<ModelRegistry> registry_;
   std::unique_ptr<Batcher> batcher_;
   SessionTracker tracker_;

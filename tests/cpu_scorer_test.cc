@@ -7,15 +7,11 @@
 #include <numbers>
 
 #include "kernels/cpu/reference_scorer.h"
+#include "model/random_model.h"
 #include "tests/extreme_case.h"
-#include "tests/random_model.h"
 
 namespace gmmscore {
 namespace {
-
-using testing::RandomFeatures;
-using testing::RandomModel;
-using testing::RandomModelOptions;
 
 constexpr double kTolerance = 1e-3;  // nats, DESIGN.md
 

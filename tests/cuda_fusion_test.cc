@@ -1,4 +1,4 @@
-// Several models scored and fused on one device (CudaSetWorkspace, CudaFusedScorer) against the
+// Several models scored and fused on one device (CudaWorkspace, CudaFusedScorer) against the
 // CPU fusion (FuseScores) of the same per-model scores, and those against the float64 reference.
 // Every test that needs a GPU skips, with the reason, where no CUDA device is present.
 #include <gtest/gtest.h>
@@ -10,19 +10,16 @@
 #include "kernels/cpu/reference_scorer.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_fused_scorer.h"
-#include "kernels/cuda/cuda_set_workspace.h"
-#include "kernels/fusion.h"
+#include "kernels/cuda/cuda_workspace.h"
+#include "model/fusion.h"
+#include "model/random_model.h"
 #include "tests/cuda_test_util.h"
-#include "tests/random_model.h"
 
 namespace gmmscore {
 namespace {
 
 using testing::kCudaTolerance;
 using testing::MaxAbsError;
-using testing::RandomFeatures;
-using testing::RandomModel;
-using testing::RandomModelOptions;
 using testing::WithCudaDevice;
 
 constexpr int32_t kDim = 39;
@@ -128,31 +125,45 @@ INSTANTIATE_TEST_SUITE_P(
                       FusionCase{"Select200", Spec(FusionRule::kSelectBest, {}, 200)}),
     [](const ::testing::TestParamInfo<FusionCase>& param_info) { return param_info.param.name; });
 
-using CudaSetWorkspaceTest = WithCudaDevice<::testing::Test>;
+using CudaWorkspaceTest = WithCudaDevice<::testing::Test>;
 
 // Two resident models and a workspace that holds batches of up to 64 frames of them.
 struct TwoModelSetup {
   std::vector<GmmModel> models;
-  std::vector<std::unique_ptr<CudaScorer>> scorers;
-  std::vector<const CudaScorer*> set;
-  std::unique_ptr<CudaSetWorkspace> workspace;
+  std::vector<std::unique_ptr<CudaResidentModel>> residents;
+  std::vector<const CudaResidentModel*> set;
+  std::vector<CudaKernelConfig> configs;             // SIMT, one block a group
+  std::vector<std::unique_ptr<CudaScorer>> scorers;  // each model alone, in the same kernel
+  std::unique_ptr<CudaWorkspace> workspace;
 };
+
+std::unique_ptr<CudaResidentModel> Resident(const GmmModel& model) {
+  auto layouts = CudaResidentModel::Plan(model, CudaKernelChoice());
+  EXPECT_TRUE(layouts.ok()) << layouts.status();
+  auto resident = CudaResidentModel::Upload(*layouts, 0);
+  EXPECT_TRUE(resident.ok()) << resident.status();
+  return *std::move(resident);
+}
 
 void MakeTwoModelSetup(TwoModelSetup* s) {
   std::vector<GmmModel> three = ThreeModels();
   s->models.push_back(std::move(three[0]));
   s->models.push_back(std::move(three[2]));
-  CudaScorerOptions options;
-  options.max_frames = 64;
   WorkspaceCapacity capacity{64, kDim, 150, 2, 0};
   for (const GmmModel& m : s->models) {
-    auto scorer = CudaScorer::Create(m, options);
+    std::unique_ptr<CudaResidentModel> resident = Resident(m);
+    ASSERT_NE(resident, nullptr);
+    capacity.split_floats = std::max(capacity.split_floats, resident->SplitScratchFloats(64));
+    s->set.push_back(resident.get());
+    s->configs.push_back(CudaKernelConfig());
+    s->residents.push_back(std::move(resident));
+    CudaScorerOptions alone;
+    alone.kernels.fixed = CudaKernelConfig();
+    auto scorer = CudaScorer::Create(m, alone);
     ASSERT_TRUE(scorer.ok()) << scorer.status();
-    capacity.split_floats = std::max(capacity.split_floats, (*scorer)->split_scratch_floats(64));
-    s->set.push_back(scorer->get());
     s->scorers.push_back(*std::move(scorer));
   }
-  auto workspace = CudaSetWorkspace::Create(0, /*poison_output=*/true);
+  auto workspace = CudaWorkspace::Create(0, /*poison_output=*/true);
   ASSERT_TRUE(workspace.ok()) << workspace.status();
   s->workspace = *std::move(workspace);
   ASSERT_TRUE(s->workspace->Reserve(capacity).ok());
@@ -164,7 +175,7 @@ Matrix Rows(const float* data, int32_t first, int32_t n, int32_t cols) {
   return m;
 }
 
-TEST_F(CudaSetWorkspaceTest, SegmentsOfOneBatchFuseByTheirOwnRules) {
+TEST_F(CudaWorkspaceTest, SegmentsOfOneBatchFuseByTheirOwnRules) {
   TwoModelSetup s;
   ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));
   const Matrix feats = RandomFeatures(25, kDim, 0.0f, 2.5f, 5);
@@ -174,7 +185,8 @@ TEST_F(CudaSetWorkspaceTest, SegmentsOfOneBatchFuseByTheirOwnRules) {
   const FusionSpec add = Spec(FusionRule::kLogAdd, {0.5f, 0.5f});
   // Windows of four streams: max, one left to the caller, log-linear, log-add.
   const std::vector<FusionSegment> segments = {{7, &max}, {5, nullptr}, {10, &linear}, {3, &add}};
-  ASSERT_TRUE(s.workspace->Enqueue(s.set, segments, 25, /*copy_model_scores=*/true).ok());
+  ASSERT_TRUE(
+      s.workspace->Enqueue(s.set, s.configs, segments, 25, /*copy_model_scores=*/true).ok());
   ASSERT_TRUE(s.workspace->Wait().ok());
 
   std::vector<Matrix> own(2);
@@ -197,20 +209,21 @@ TEST_F(CudaSetWorkspaceTest, SegmentsOfOneBatchFuseByTheirOwnRules) {
   }
 }
 
-TEST_F(CudaSetWorkspaceTest, OneModelIsScoredStraightIntoTheOutput) {
+TEST_F(CudaWorkspaceTest, OneModelIsScoredStraightIntoTheOutput) {
   TwoModelSetup s;
   ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));
   const Matrix feats = RandomFeatures(64, kDim, 0.0f, 2.5f, 6);
   std::copy(feats.data.begin(), feats.data.end(), s.workspace->staged_feats());
   const FusionSegment whole{64, nullptr};
-  ASSERT_TRUE(s.workspace->Enqueue({s.set.data(), 1}, {&whole, 1}, 64, false).ok());
+  ASSERT_TRUE(
+      s.workspace->Enqueue({s.set.data(), 1}, {s.configs.data(), 1}, {&whole, 1}, 64, false).ok());
   ASSERT_TRUE(s.workspace->Wait().ok());
   Matrix own;
   ASSERT_TRUE(s.scorers[0]->Score(feats, &own).ok());
   EXPECT_EQ(Rows(s.workspace->fused(), 0, 64, 150), own);
 }
 
-TEST_F(CudaSetWorkspaceTest, RefusesWhatItCannotDo) {
+TEST_F(CudaWorkspaceTest, RefusesWhatItCannotDo) {
   TwoModelSetup s;
   ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));
   const Matrix feats = RandomFeatures(6, kDim, 0.0f, 2.5f, 7);
@@ -218,28 +231,28 @@ TEST_F(CudaSetWorkspaceTest, RefusesWhatItCannotDo) {
   const FusionSpec select = Spec(FusionRule::kSelectBest, {}, 4);
   const FusionSpec max = Spec(FusionRule::kMax, {0.5f, 0.5f});
   const std::vector<FusionSegment> mixed = {{3, &select}, {3, &max}};
-  EXPECT_EQ(s.workspace->Enqueue(s.set, mixed, 6, false).code(),
+  EXPECT_EQ(s.workspace->Enqueue(s.set, s.configs, mixed, 6, false).code(),
             absl::StatusCode::kInvalidArgument);
   const FusionSegment too_long{65, &max};
-  EXPECT_EQ(s.workspace->Enqueue(s.set, {&too_long, 1}, 65, false).code(),
+  EXPECT_EQ(s.workspace->Enqueue(s.set, s.configs, {&too_long, 1}, 65, false).code(),
             absl::StatusCode::kInvalidArgument);
   const FusionSegment short_cover{5, &max};
-  EXPECT_EQ(s.workspace->Enqueue(s.set, {&short_cover, 1}, 6, false).code(),
+  EXPECT_EQ(s.workspace->Enqueue(s.set, s.configs, {&short_cover, 1}, 6, false).code(),
             absl::StatusCode::kInvalidArgument);
   // A model of other states cannot join the set.
   RandomModelOptions o;
   o.dim = kDim;
   o.num_states = 149;
-  auto other = CudaScorer::Create(RandomModel(o, 3));
-  ASSERT_TRUE(other.ok());
-  const std::vector<const CudaScorer*> odd = {s.set[0], other->get()};
+  std::unique_ptr<CudaResidentModel> other = Resident(RandomModel(o, 3));
+  ASSERT_NE(other, nullptr);
+  const std::vector<const CudaResidentModel*> odd = {s.set[0], other.get()};
   const FusionSegment six{6, &max};
-  const absl::Status mismatch = s.workspace->Enqueue(odd, {&six, 1}, 6, false);
+  const absl::Status mismatch = s.workspace->Enqueue(odd, s.configs, {&six, 1}, 6, false);
   EXPECT_EQ(mismatch.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(mismatch.message().find("same states and dimension"), std::string::npos) << mismatch;
   // One batch at a time.
-  ASSERT_TRUE(s.workspace->Enqueue(s.set, {&six, 1}, 6, false).ok());
-  EXPECT_EQ(s.workspace->Enqueue(s.set, {&six, 1}, 6, false).code(),
+  ASSERT_TRUE(s.workspace->Enqueue(s.set, s.configs, {&six, 1}, 6, false).ok());
+  EXPECT_EQ(s.workspace->Enqueue(s.set, s.configs, {&six, 1}, 6, false).code(),
             absl::StatusCode::kFailedPrecondition);
   ASSERT_TRUE(s.workspace->Wait().ok());
   // Buffers no device holds are refused before anything is allocated, naming the device.
@@ -248,11 +261,11 @@ TEST_F(CudaSetWorkspaceTest, RefusesWhatItCannotDo) {
   EXPECT_NE(huge.message().find("cuda:0"), std::string::npos) << huge;
   EXPECT_NE(huge.message().find("bytes free of"), std::string::npos) << huge;
   // ... and the workspace still works.
-  ASSERT_TRUE(s.workspace->Enqueue(s.set, {&six, 1}, 6, false).ok());
+  ASSERT_TRUE(s.workspace->Enqueue(s.set, s.configs, {&six, 1}, 6, false).ok());
   EXPECT_TRUE(s.workspace->Wait().ok());
 }
 
-TEST_F(CudaSetWorkspaceTest, FusedScorerRefusesModelsThatDoNotMatch) {
+TEST_F(CudaWorkspaceTest, FusedScorerRefusesModelsThatDoNotMatch) {
   std::vector<GmmModel> models = ThreeModels();
   RandomModelOptions o;
   o.dim = 13;

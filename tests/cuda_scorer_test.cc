@@ -13,8 +13,8 @@
 
 #include "kernels/cpu/reference_scorer.h"
 #include "kernels/cuda/cuda_packed_model.h"
+#include "model/random_model.h"
 #include "tests/cuda_test_util.h"
-#include "tests/random_model.h"
 
 namespace gmmscore {
 namespace {
@@ -22,9 +22,6 @@ namespace {
 using testing::kCudaTolerance;
 using testing::MaxAbsError;
 using testing::PoisonedScores;
-using testing::RandomFeatures;
-using testing::RandomModel;
-using testing::RandomModelOptions;
 using testing::UnevenModel;
 using testing::WithCudaDevice;
 
@@ -120,7 +117,7 @@ TEST_P(CudaScorerVsReference, EveryScoreWrittenAndWithinTolerance) {
   for (const int32_t splits : {1, 3, kMaxSplits}) {
     CudaScorerOptions options;
     options.poison_output = true;
-    options.fixed_config = CudaKernelConfig{CudaKernelKind::kSimt, 1, splits};
+    options.kernels.fixed = CudaKernelConfig{CudaKernelKind::kSimt, 1, splits};
     // Split launches take at most kSplitMaxFrames frames: longer inputs take several.
     options.max_frames = splits > 1 ? kSplitMaxFrames : 1024;
     absl::StatusOr<std::unique_ptr<CudaScorer>> scorer = CudaScorer::Create(model, options);
@@ -147,13 +144,13 @@ TEST_F(CudaScorerTest, LongInputsInSeveralLaunchesGiveTheSameScores) {
   // One fixed configuration: the autotune may choose splits for the shorter launches, which log-add
   // in another order.
   CudaScorerOptions options;
-  options.fixed_config = CudaKernelConfig{};
+  options.kernels.fixed = CudaKernelConfig{};
   testing::ExpectChunkedLaunchesEqualOneLaunch(options);
 }
 
 TEST_F(CudaScorerTest, ExtremeButValidValues) {
   CudaScorerOptions options;
-  options.kernel_mode = CudaKernelMode::kSimt;
+  options.kernels.mode = CudaKernelMode::kSimt;
   testing::ExpectExtremeCaseWithinTolerance(options);
 }
 
@@ -201,7 +198,14 @@ TEST_F(CudaScorerTest, RejectsBadFeaturesAndOversizedLaunches) {
   feats.at(3, 7) = std::nanf("");
   EXPECT_NE((*scorer)->Score(feats, &out).message().find("frame 3, dimension 7"),
             std::string::npos);
-  EXPECT_EQ((*scorer)->Enqueue(feats.data.data(), 17, out.data.data()).code(),
+  // A batch longer than the workspace holds is refused before anything is enqueued.
+  auto workspace = CudaWorkspace::Create(0);
+  ASSERT_TRUE(workspace.ok()) << workspace.status();
+  ASSERT_TRUE((*workspace)->Reserve({16, 13, model.num_states(), 1, 0}).ok());
+  const CudaResidentModel* models[] = {&(*scorer)->resident()};
+  const CudaKernelConfig simt;
+  const FusionSegment whole{17, nullptr};
+  EXPECT_EQ((*workspace)->Enqueue(models, {&simt, 1}, {&whole, 1}, 17, false).code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -16,8 +16,8 @@
 #include "kernels/cuda/cuda_scorer.h"
 #include "kernels/cuda/tensor_kernel.h"
 #include "kernels/cuda/tensor_model_layout.h"
+#include "model/random_model.h"
 #include "tests/cuda_test_util.h"
-#include "tests/random_model.h"
 
 namespace gmmscore {
 namespace {
@@ -25,9 +25,6 @@ namespace {
 using testing::kCudaTolerance;
 using testing::MaxAbsError;
 using testing::PoisonedScores;
-using testing::RandomFeatures;
-using testing::RandomModel;
-using testing::RandomModelOptions;
 using testing::UnevenModel;
 using testing::WithCudaDevice;
 
@@ -243,7 +240,7 @@ TEST_P(TensorScorerVsReference, EveryScoreWrittenAndWithinTolerance) {
         blocking(kTensorMaxFrameTiles, 2)}) {
     CudaScorerOptions options;
     options.poison_output = true;
-    options.fixed_config = config;
+    options.kernels.fixed = config;
     // Split launches take at most kSplitMaxFrames frames: longer inputs take several.
     options.max_frames = config.splits > 1 ? kSplitMaxFrames : 1024;
     auto scorer = CudaScorer::Create(model, options);
@@ -284,7 +281,7 @@ void ForEachExactTensorKind(Check&& check) {
   for (const CudaKernelConfig& config : {Tensor3x(2, 1), F16x3(2, 1)}) {
     SCOPED_TRACE(ToString(config));
     CudaScorerOptions options;
-    options.fixed_config = config;
+    options.kernels.fixed = config;
     check(options);
   }
 }
@@ -307,7 +304,7 @@ TEST_F(CudaTensorTest, F16KernelScalesFarFramesIntoRange) {
   feats.at(30, 7) = 1e-30f;
   const std::vector<double> ref = ReferenceScores(model, feats);
   CudaScorerOptions options;
-  options.fixed_config = F16x3(2, 1);
+  options.kernels.fixed = F16x3(2, 1);
   options.poison_output = true;
   auto scorer = CudaScorer::Create(model, options);
   ASSERT_TRUE(scorer.ok()) << scorer.status();
@@ -320,20 +317,29 @@ TEST_F(CudaTensorTest, ScorersKeepOnlyTheRowsTheirKindsRead) {
   const GmmModel model = RandomModel(UnevenModel(13), 25);
   auto automatic = CudaScorer::Create(model);
   ASSERT_TRUE(automatic.ok()) << automatic.status();
-  EXPECT_TRUE((*automatic)->HasKind(CudaKernelKind::kTensor3xF16));
-  EXPECT_FALSE((*automatic)->HasKind(CudaKernelKind::kTensor3xTf32));
+  EXPECT_TRUE((*automatic)->resident().HasKind(CudaKernelKind::kTensor3xF16));
+  EXPECT_FALSE((*automatic)->resident().HasKind(CudaKernelKind::kTensor3xTf32));
   const Matrix feats = RandomFeatures(20, 13, 0.0f, 2.5f, 26);
-  EXPECT_EQ((*automatic)->Enqueue(Tensor3x(1, 1), feats.row(0), 20, nullptr).code(),
+  // Refused before anything is launched: no pointer is read.
+  EXPECT_EQ((*automatic)
+                ->resident()
+                .Launch(Tensor3x(1, 1), nullptr, 20, nullptr, nullptr, nullptr)
+                .code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ((*automatic)->Tune(20, CudaKernelMode::kTensorTf32).status().code(),
+  auto workspace = CudaWorkspace::Create(0);
+  ASSERT_TRUE(workspace.ok()) << workspace.status();
+  KernelChooser chooser(CudaKernelChoice(), 64);
+  EXPECT_EQ(chooser.Tune((*automatic)->resident(), 20, CudaKernelMode::kTensorTf32, **workspace)
+                .status()
+                .code(),
             absl::StatusCode::kFailedPrecondition);
   CudaScorerOptions every;
-  every.all_tensor_kinds = true;
+  every.kernels.all_tensor_kinds = true;
   auto all = CudaScorer::Create(model, every);
   ASSERT_TRUE(all.ok()) << all.status();
-  EXPECT_TRUE((*all)->HasKind(CudaKernelKind::kTensor3xTf32));
-  EXPECT_TRUE((*all)->HasKind(CudaKernelKind::kTensor1xTf32));
-  EXPECT_GT((*all)->device_bytes(), (*automatic)->device_bytes());
+  EXPECT_TRUE((*all)->resident().HasKind(CudaKernelKind::kTensor3xTf32));
+  EXPECT_TRUE((*all)->resident().HasKind(CudaKernelKind::kTensor1xTf32));
+  EXPECT_GT((*all)->resident().bytes(), (*automatic)->resident().bytes());
 }
 
 // The 1xTF32 kernel is an explicit option for its speed: its error is measured, printed and only
@@ -343,7 +349,7 @@ TEST_F(CudaTensorTest, FastModeErrorIsMeasured) {
   const GmmModel model = RandomModel(o, 13);
   const Matrix feats = RandomFeatures(256, 39, 0.0f, 2.5f, 14);
   CudaScorerOptions options;
-  options.kernel_mode = CudaKernelMode::kTensorFast;
+  options.kernels.mode = CudaKernelMode::kTensorFast;
   options.poison_output = true;
   auto scorer = CudaScorer::Create(model, options);
   ASSERT_TRUE(scorer.ok()) << scorer.status();
@@ -366,7 +372,7 @@ TEST_F(CudaTensorTest, AutotuneChoosesPerShapeBucketAndRemembers) {
   options.max_frames = 512;
   auto scorer = CudaScorer::Create(model, options);
   ASSERT_TRUE(scorer.ok()) << scorer.status();
-  ASSERT_TRUE((*scorer)->has_tensor_kernel());
+  ASSERT_TRUE((*scorer)->resident().HasKind(CudaKernelKind::kTensor3xF16));
   EXPECT_EQ((*scorer)->ChosenConfig(256), std::nullopt);
   for (int32_t frames : {8, 256}) {
     const Matrix feats = RandomFeatures(frames, 36, 0.0f, 2.5f, 16u + frames);
@@ -389,7 +395,7 @@ TEST_F(CudaTensorTest, SimtAndTensorPathsAgree) {
   const Matrix feats = RandomFeatures(300, 36, 0.0f, 2.5f, 18);
   const auto score = [&](const CudaKernelConfig& config, Matrix* out) {
     CudaScorerOptions options;
-    options.fixed_config = config;
+    options.kernels.fixed = config;
     auto scorer = CudaScorer::Create(model, options);
     ASSERT_TRUE(scorer.ok()) << scorer.status();
     ASSERT_TRUE((*scorer)->Score(feats, out).ok());
@@ -411,7 +417,7 @@ TEST(CudaTensorConfig, RefusesBlockingsTheKernelDoesNotHave) {
   for (const CudaKernelConfig& config :
        {Tensor3x(kTensorMaxFrameTiles + 1, 1), Tensor3x(0, 1), Tensor3x(1, kMaxSplits + 1)}) {
     CudaScorerOptions options;
-    options.fixed_config = config;
+    options.kernels.fixed = config;
     const auto scorer = CudaScorer::Create(RandomModel({}, 21), options);
     EXPECT_EQ(scorer.status().code(), absl::StatusCode::kInvalidArgument) << scorer.status();
   }
@@ -422,11 +428,11 @@ TEST_F(CudaTensorTest, TensorModesRefuseWhatTheKernelCannotTakeAndAutoFallsBack)
   o.dim = 4 * kTensorMaxChunks + 1;
   const GmmModel model = RandomModel(o, 19);
   CudaScorerOptions tensor;
-  tensor.kernel_mode = CudaKernelMode::kTensor;
+  tensor.kernels.mode = CudaKernelMode::kTensor;
   EXPECT_EQ(CudaScorer::Create(model, tensor).status().code(), absl::StatusCode::kInvalidArgument);
   auto automatic = CudaScorer::Create(model);
   ASSERT_TRUE(automatic.ok()) << automatic.status();
-  EXPECT_FALSE((*automatic)->has_tensor_kernel());
+  EXPECT_FALSE((*automatic)->resident().HasKind(CudaKernelKind::kTensor3xF16));
   const Matrix feats = RandomFeatures(20, o.dim, 0.0f, 2.5f, 20);
   Matrix out = PoisonedScores(20, model.num_states());
   ASSERT_TRUE((*automatic)->Score(feats, &out).ok());

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_scorer.h"
-#include "kernels/util/matrix.h"
+#include "model/random_model.h"
 #include "tests/extreme_case.h"
-#include "tests/random_model.h"
+#include "util/matrix.h"
 
 namespace gmmscore::testing {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/reference_scorer.h"
-#include "tests/random_model.h"
+#include "model/random_model.h"
 
 namespace gmmscore::testing {
 

@@ -1,4 +1,4 @@
-#include "kernels/fusion.h"
+#include "model/fusion.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/random_model.h"
+#include "model/random_model.h"
 #include "tests/test_util.h"
 
 namespace gmmscore {
@@ -34,8 +34,8 @@ TEST(TableSpecifier, ParsesKaldiForms) {
 
 TEST(MatrixTable, BinaryTextAndScriptRoundTrips) {
   TempDir dir;
-  const Matrix a = testing::RandomFeatures(7, 5, 0.0f, 100.0f, 1);
-  const Matrix b = testing::RandomFeatures(1, 5, -3.0f, 1e-3f, 2);
+  const Matrix a = RandomFeatures(7, 5, 0.0f, 100.0f, 1);
+  const Matrix b = RandomFeatures(1, 5, -3.0f, 1e-3f, 2);
   for (const std::string& wspec : {"ark:" + dir.file("t.ark"), "ark,t:" + dir.file("t.txt"),
                                    "ark,scp:" + dir.file("s.ark") + "," + dir.file("s.scp")}) {
     auto writer = MatrixTableWriter::Open(wspec);
@@ -78,7 +78,7 @@ TEST(MatrixTable, ErrorsNameTheFileAndKey) {
             absl::StatusCode::kNotFound);
   {
     auto writer = MatrixTableWriter::Open("ark:" + dir.file("t.ark"));
-    ASSERT_TRUE((*writer)->Write("utt1", testing::RandomFeatures(50, 13, 0, 1, 3)).ok());
+    ASSERT_TRUE((*writer)->Write("utt1", RandomFeatures(50, 13, 0, 1, 3)).ok());
   }
   const std::string bytes = testing::ReadFile(dir.file("t.ark"));
   testing::WriteFile(dir.file("cut.ark"), bytes.substr(0, bytes.size() - 10));

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/model_io.h"
-#include "tests/random_model.h"
+#include "model/random_model.h"
 #include "tests/test_util.h"
 
 namespace gmmscore {
@@ -20,7 +20,7 @@ TEST(NativeModel, RoundTripIsExact) {
   TempDir dir;
   auto kaldi = LoadModel(DataPath("kaldi-mono/final.mdl"));
   ASSERT_TRUE(kaldi.ok()) << kaldi.status();
-  const GmmModel random = testing::RandomModel({}, 5);
+  const GmmModel random = RandomModel({}, 5);
   for (const GmmModel* m : {static_cast<const GmmModel*>(&kaldi->model), &random}) {
     const std::string path = dir.file("model.gmms");
     ASSERT_TRUE(WriteNativeModel(*m, path).ok());
@@ -38,7 +38,7 @@ TEST(NativeModel, RoundTripIsExact) {
 
 TEST(NativeModel, DamageIsReported) {
   TempDir dir;
-  const GmmModel m = testing::RandomModel({}, 6);
+  const GmmModel m = RandomModel({}, 6);
   const std::string good = dir.file("good.gmms");
   ASSERT_TRUE(WriteNativeModel(m, good).ok());
   const std::string bytes = ReadFile(good);

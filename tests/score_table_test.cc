@@ -1,5 +1,5 @@
 // ScoreTable (gmmscore score --devices): several scorers at once, the output in input order.
-#include "client/score_table.h"
+#include "tools/score_table.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <thread>
 
-#include "tests/random_model.h"
+#include "model/random_model.h"
 #include "tests/test_util.h"
 
 namespace gmmscore {
@@ -21,7 +21,7 @@ class SyntheticReader : public MatrixTableReader {
   absl::StatusOr<bool> Next(std::string* key, Matrix* value) override {
     if (next_ == count_) return false;
     *key = "u" + std::to_string(next_);
-    *value = testing::RandomFeatures(1 + next_ % 20, 3, 0.0f, 1.0f, uint32_t(next_));
+    *value = RandomFeatures(1 + next_ % 20, 3, 0.0f, 1.0f, uint32_t(next_));
     ++next_;
     return true;
   }

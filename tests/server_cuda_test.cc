@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/model_io.h"
-#include "kernels/fusion.h"
-#include "tests/random_model.h"
+#include "model/fusion.h"
+#include "model/random_model.h"
 #include "tests/server_test_util.h"
 
 namespace gmmscore::testing {

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "model/random_model.h"
 #include "proto/wire_codec.h"
-#include "tests/random_model.h"
 #include "tests/server_test_util.h"
 
 namespace gmmscore::testing {

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "formats/model_io.h"
-#include "kernels/fusion.h"
-#include "tests/random_model.h"
+#include "model/fusion.h"
+#include "model/random_model.h"
 #include "tests/server_test_util.h"
 
 namespace gmmscore::testing {

@@ -4,24 +4,27 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
 
-#include "kernels/cpu/cpu_scorer.h"
+#include "kernels/cpu/cpu_compute_device.h"
+#include "model/random_model.h"
 #include "proto/wire_codec.h"
-#include "server/batcher.h"
 #include "server/config.h"
-#include "server/cpu_lane.h"
-#include "server/response_encoder.h"
-#include "server/stream_fusion.h"
-#include "server/timer_queue.h"
-#include "tests/random_model.h"
+#include "server/rpc/response_encoder.h"
+#include "server/rpc/stream_fusion.h"
+#include "server/scheduling/batcher.h"
+#include "server/scheduling/lane.h"
+#include "server/scheduling/task_queue.h"
+#include "server/scheduling/timer_queue.h"
 
 namespace gmmscore::testing {
 namespace {
@@ -224,11 +227,12 @@ class RecordingSink : public server::WindowSink {
 };
 
 std::shared_ptr<server::ModelEntry> CpuEntry(const GmmModel& model, server::Metrics* metrics) {
-  std::vector<server::ResidentScorer> scorers(1);
-  scorers[0].scorer = std::make_unique<CpuScorer>(model, 1);
-  scorers[0].device = "cpu";
-  return std::make_shared<server::ModelEntry>("m", 1, "mem", "test", std::move(scorers),
-                                              model.num_gauss(), metrics);
+  std::vector<server::Residency> residents(1);
+  residents[0].model = *CpuComputeDevice(1, 64).MakeResident(model);
+  residents[0].device = "cpu";
+  return std::make_shared<server::ModelEntry>("m", 1, "mem", "test",
+                                              std::make_shared<const GmmModel>(model),
+                                              std::move(residents), metrics);
 }
 
 TEST(BatcherTest, DeliversEveryWindowOnceWithinTheBatchLimit) {
@@ -243,11 +247,13 @@ TEST(BatcherTest, DeliversEveryWindowOnceWithinTheBatchLimit) {
   std::vector<std::shared_ptr<RecordingSink>> sinks;
   {
     server::TaskQueue delivery(3);
-    std::vector<std::unique_ptr<server::ScoringLane>> lanes;
+    std::vector<std::unique_ptr<server::Lane>> lanes;
     for (int i = 0; i < 2; ++i) {
-      lanes.push_back(std::make_unique<server::CpuLane>(1, &delivery, &metrics));
+      lanes.push_back(
+          std::make_unique<server::Lane>(std::make_unique<CpuComputeDevice>(1, 64), &metrics));
+      ASSERT_TRUE(lanes.back()->Prepare(set->models[0]->resident(0)).ok());
     }
-    server::Batcher batcher(options, lanes, &metrics);
+    server::Batcher batcher(options, lanes, &delivery, &metrics);
     for (int s = 0; s < 8; ++s) sinks.push_back(std::make_shared<RecordingSink>());
     for (int64_t w = 0; w < 50; ++w) {
       for (int s = 0; s < 8; ++s) {
@@ -283,45 +289,72 @@ TEST(BatcherTest, DeliversEveryWindowOnceWithinTheBatchLimit) {
   EXPECT_TRUE(seen);
 }
 
-// A lane that records the batches it gets and finishes them only when told to.
-class HeldLane : public server::ScoringLane {
+// A device of two slots that records the batches it gets and finishes them only when told to:
+// each slot's Wait blocks until FinishAll has released its batch.
+class HeldDevice : public ComputeDevice {
  public:
-  explicit HeldLane(std::string name) : name_(std::move(name)) {}
-  const std::string& device() const override { return name_; }
-  int32_t scorer_index() const override { return 0; }
-  int32_t depth() const override { return 2; }
-  void Run(server::Batch batch, std::function<void()> done) override {
-    std::lock_guard lock(mu);
-    frames.push_back(batch.frames);
-    held.push_back(std::move(done));
-    for (server::Window& w : batch.windows) {
-      std::shared_ptr<server::WindowSink> sink = w.sink;
-      sink->OnWindowScored(std::move(w), std::vector<Matrix>{Matrix(int32_t(batch.frames), 1)});
-    }
+  explicit HeldDevice(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  int32_t residency_index() const override { return 0; }
+  int32_t num_slots() const override { return 2; }
+  BatchSlot& slot(int32_t i) override { return slots_[size_t(i)]; }
+  absl::StatusOr<std::unique_ptr<ResidentModel>> MakeResident(const GmmModel&) override {
+    return absl::UnimplementedError("not a real device");
   }
-  absl::StatusOr<server::ResidentScorer> MakeScorer(const GmmModel&) override {
-    return absl::UnimplementedError("not a real lane");
-  }
+  absl::Status Prepare(int32_t, const ResidentModel&) override { return absl::OkStatus(); }
+  int64_t buffer_bytes() const override { return 0; }
+
   void FinishAll() {
-    std::vector<std::function<void()>> done;
     {
-      std::lock_guard lock(mu);
-      done.swap(held);
+      std::lock_guard lock(mu_);
+      released_ = int64_t(frames_.size());
     }
-    for (auto& d : done) d();
+    changed_.notify_all();
   }
   int64_t Frames() {
-    std::lock_guard lock(mu);
+    std::lock_guard lock(mu_);
     int64_t total = 0;
-    for (int64_t f : frames) total += f;
+    for (int64_t f : frames_) total += f;
     return total;
   }
-  std::mutex mu;
-  std::vector<int64_t> frames;
-  std::vector<std::function<void()>> held;
+  int64_t Held() {
+    std::lock_guard lock(mu_);
+    return int64_t(frames_.size()) - released_;
+  }
 
  private:
+  class Slot : public BatchSlot {
+   public:
+    explicit Slot(HeldDevice* device) : device_(device), scores_(64 * 64, 0.0f) {}
+    float* staged_feats() override { return staged_.data(); }
+    absl::Status EnqueueScores(std::span<const ResidentModel* const>,
+                               std::span<const FusionSegment>, int32_t frames, bool) override {
+      std::lock_guard lock(device_->mu_);
+      device_->frames_.push_back(frames);
+      batch_ = int64_t(device_->frames_.size());
+      return absl::OkStatus();
+    }
+    absl::Status Wait() override {
+      std::unique_lock lock(device_->mu_);
+      device_->changed_.wait(lock, [&] { return device_->released_ >= batch_; });
+      return absl::OkStatus();
+    }
+    const float* fused() const override { return scores_.data(); }
+    const float* model_scores(int32_t) const override { return scores_.data(); }
+
+   private:
+    HeldDevice* const device_;
+    std::vector<float> staged_ = std::vector<float>(64 * 64);
+    std::vector<float> scores_;
+    int64_t batch_ = 0;  // this slot's batch, counted from 1
+  };
+
   const std::string name_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<int64_t> frames_;
+  int64_t released_ = 0;
+  std::array<Slot, 2> slots_{Slot(this), Slot(this)};
 };
 
 // Polls cond every millisecond for up to five seconds.
@@ -344,11 +377,14 @@ TEST(BatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
   server::BatcherOptions options;
   options.max_batch_frames = 10;
   options.max_queue_delay = absl::ZeroDuration();
-  std::vector<std::unique_ptr<server::ScoringLane>> lanes;
-  lanes.push_back(std::make_unique<HeldLane>("gpu-a"));
-  lanes.push_back(std::make_unique<HeldLane>("gpu-b"));
-  auto* a = static_cast<HeldLane*>(lanes[0].get());
-  auto* b = static_cast<HeldLane*>(lanes[1].get());
+  auto held_a = std::make_unique<HeldDevice>("gpu-a");
+  auto held_b = std::make_unique<HeldDevice>("gpu-b");
+  HeldDevice* a = held_a.get();
+  HeldDevice* b = held_b.get();
+  server::TaskQueue delivery(2);
+  std::vector<std::unique_ptr<server::Lane>> lanes;
+  lanes.push_back(std::make_unique<server::Lane>(std::move(held_a), &metrics));
+  lanes.push_back(std::make_unique<server::Lane>(std::move(held_b), &metrics));
   auto sink = std::make_shared<NullSink>();
   auto submit = [&](server::Batcher& batcher, int32_t frames) {
     server::Window w;
@@ -357,7 +393,7 @@ TEST(BatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
     batcher.Submit(set, std::move(w));
   };
   {
-    server::Batcher batcher(options, lanes, &metrics);
+    server::Batcher batcher(options, lanes, &delivery, &metrics);
     // Batches of 10, 4, 6 frames: a takes the first (both idle: the first lane), b the second
     // (a has more in flight), then b again (4 < 10).
     submit(batcher, 10);
@@ -378,7 +414,7 @@ TEST(BatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
     a->FinishAll();
     b->FinishAll();
   }  // the batcher has nothing left in flight
-  EXPECT_EQ(a->held.size(), 0u);
+  EXPECT_EQ(a->Held(), 0);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/cuda/cuda_buffers.h"
-#include "kernels/model/gmm_model.h"
+#include "model/gmm_model.h"
 
 namespace gmmscore {
 

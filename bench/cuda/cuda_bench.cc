@@ -29,10 +29,13 @@
 #include "absl/strings/str_format.h"
 #include "bench/cuda/cublas_two_kernel.h"
 #include "bench/cuda/device_ceilings.h"
-#include "kernels/cuda/event_timing.h"
 #include "kernels/cpu/reference_scorer.h"
-#include "kernels/cuda/cuda_scorer.h"
-#include "tests/random_model.h"
+#include "kernels/cuda/cuda_resident_model.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/cuda_workspace.h"
+#include "kernels/cuda/event_timing.h"
+#include "kernels/cuda/kernel_chooser.h"
+#include "model/random_model.h"
 
 namespace gmmscore {
 namespace {
@@ -87,7 +90,7 @@ absl::StatusOr<Inputs> MakeInputs(const GmmModel& model, int32_t window, uint32_
   Inputs inputs;
   const size_t floats = size_t(window) * model.dim();
   for (int i = 0; i < kInputSets; ++i) {
-    const Matrix feats = testing::RandomFeatures(window, model.dim(), 0.0f, 2.5f, seed + i);
+    const Matrix feats = RandomFeatures(window, model.dim(), 0.0f, 2.5f, seed + i);
     GMM_ASSIGN_OR_RETURN(PinnedArray<float> host, PinnedArray<float>::Allocate(floats));
     std::memcpy(host.get(), feats.data.data(), floats * sizeof(float));
     GMM_ASSIGN_OR_RETURN(DeviceArray<float> device, UploadToDevice(feats.data));
@@ -132,49 +135,71 @@ double TensorCeiling(const CudaKernelConfig& config, int32_t dim, const DeviceCe
 }
 
 absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<Row>* rows) {
-  testing::RandomModelOptions o;
+  RandomModelOptions o;
   o.num_states = c.states;
   o.dim = c.dim;
   o.min_gauss = o.max_gauss = c.gauss;
-  const GmmModel model = testing::RandomModel(o, 2026u + c.gauss);
+  const GmmModel model = RandomModel(o, 2026u + c.gauss);
   const int32_t max_window = *std::max_element(c.windows.begin(), c.windows.end());
-  CudaScorerOptions options;
-  options.max_frames = max_window;
-  options.all_tensor_kinds = true;
-  GMM_ASSIGN_OR_RETURN(auto scorer, CudaScorer::Create(model, options));
+  CudaKernelChoice every;
+  every.all_tensor_kinds = true;
+  GMM_ASSIGN_OR_RETURN(const CudaResidentModel::Layouts layouts,
+                       CudaResidentModel::Plan(model, every));
+  GMM_ASSIGN_OR_RETURN(const std::unique_ptr<CudaResidentModel> resident,
+                       CudaResidentModel::Upload(layouts, 0));
+  GMM_ASSIGN_OR_RETURN(const std::unique_ptr<CudaWorkspace> workspace, CudaWorkspace::Create(0));
+  GMM_RETURN_IF_ERROR(workspace->Reserve(
+      {max_window, model.dim(), model.num_states(), 1, resident->SplitScratchFloats(max_window)}));
+  GMM_ASSIGN_OR_RETURN(const CudaWorkspace::Borrowed buffers, workspace->Borrow());
+  KernelChooser chooser(CudaKernelChoice(), max_window);
   GMM_ASSIGN_OR_RETURN(auto cublas, CublasTwoKernel::Create(model, max_window));
   std::printf(
-      "case (%s): %d states x %d Gaussians x %d dims; device memory: CUDA scorer (every layout) "
-      "%.1f MB, cuBLAS two-kernel %.1f MB\n",
-      c.label, c.states, c.gauss, c.dim, 1e-6 * double(scorer->device_bytes()),
-      1e-6 * double(cublas->device_bytes()));
-  std::printf("kernels: %s\n", scorer->KernelSummary().c_str());
+      "case (%s): %d states x %d Gaussians x %d dims; device memory: CUDA model (every layout) "
+      "%.1f MB and buffers %.1f MB, cuBLAS two-kernel %.1f MB\n",
+      c.label, c.states, c.gauss, c.dim, 1e-6 * double(resident->bytes()),
+      1e-6 * double(workspace->device_bytes()), 1e-6 * double(cublas->device_bytes()));
+  std::printf("kernels: %s\n", resident->KernelSummary().c_str());
   for (int32_t window : c.windows) {
     GMM_ASSIGN_OR_RETURN(Inputs inputs, MakeInputs(model, window, 7u * window));
-    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig simt, scorer->Tune(window, CudaKernelMode::kSimt));
-    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig f16, scorer->Tune(window, CudaKernelMode::kTensor));
-    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig tf32,
-                         scorer->Tune(window, CudaKernelMode::kTensorTf32));
-    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig fast,
-                         scorer->Tune(window, CudaKernelMode::kTensorFast));
-    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig chosen, scorer->ConfigFor(window));
+    const auto tune = [&](CudaKernelMode mode) {
+      return chooser.Tune(*resident, window, mode, *workspace);
+    };
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig simt, tune(CudaKernelMode::kSimt));
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig f16, tune(CudaKernelMode::kTensor));
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig tf32, tune(CudaKernelMode::kTensorTf32));
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig fast, tune(CudaKernelMode::kTensorFast));
+    GMM_ASSIGN_OR_RETURN(const CudaKernelConfig chosen,
+                         chooser.ConfigFor(*resident, window, *workspace));
     std::printf(
         "window %d: autotune: SIMT -> %s; 3xF16 -> %s; 3xTF32 -> %s; 1xTF32 -> %s; auto -> %s\n",
         window, ToString(simt).c_str(), ToString(f16).c_str(), ToString(tf32).c_str(),
         ToString(fast).c_str(), ToString(chosen).c_str());
+    // The scorer's path: pinned frames in, the kernels, the scores out, on the workspace's stream
+    // (what CudaScorer::Score enqueues); and the kernels alone, from and to device memory.
     const auto scorer_path = [&](const CudaKernelConfig& config,
                                  const char* path) -> absl::StatusOr<Row> {
       GMM_ASSIGN_OR_RETURN(
-          Row row, Measure(
-                       scorer->stream(), inputs,
-                       [&](int i) {
-                         return scorer->Enqueue(config, inputs.host[i % kInputSets].get(), window,
-                                                inputs.host_out.get());
-                       },
-                       [&](int i) {
-                         return scorer->EnqueueDevice(config, inputs.device[i % kInputSets].get(),
-                                                      window, inputs.device_out.get());
-                       }));
+          Row row,
+          Measure(
+              buffers.stream, inputs,
+              [&](int i) -> absl::Status {
+                GMM_CUDA_RETURN_IF_ERROR(
+                    cudaMemcpyAsync(buffers.feats, inputs.host[i % kInputSets].get(),
+                                    size_t(window) * size_t(c.dim) * sizeof(float),
+                                    cudaMemcpyHostToDevice, buffers.stream));
+                GMM_RETURN_IF_ERROR(resident->Launch(config, buffers.feats, window, buffers.scores,
+                                                     buffers.split_scratch, buffers.stream));
+                GMM_CUDA_RETURN_IF_ERROR(
+                    cudaMemcpyAsync(inputs.host_out.get(), buffers.scores,
+                                    size_t(window) * size_t(c.states) * sizeof(float),
+                                    cudaMemcpyDeviceToHost, buffers.stream));
+                return absl::OkStatus();
+              },
+              [&](int i) {
+                return resident->Launch(config, inputs.device[i % kInputSets].get(), window,
+                                        inputs.device_out.get(), buffers.split_scratch,
+                                        buffers.stream);
+              }));
       row.path = path;
       row.tensor_ceiling = TensorCeiling(config, c.dim, ceilings);
       return row;

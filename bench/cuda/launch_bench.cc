@@ -1,5 +1,5 @@
 // cuda_launch_bench: whether CUDA graphs help the daemon's small-batch path. A batch of a GPU
-// lane (CudaSetWorkspace: features in, each model's kernels, the fusion, scores out) is issued
+// lane (CudaWorkspace: features in, each model's kernels, the fusion, scores out) is issued
 // either as stream operations, as the lane does, or as one replay of a CUDA graph captured from
 // the same operations; each timed on the host from the staged features to the scores in pinned
 // memory (what a batch waits for), median of kIterations after a warm-up, for batches of 1 to 32
@@ -16,9 +16,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "kernels/cuda/cuda_scorer.h"
-#include "kernels/cuda/cuda_set_workspace.h"
-#include "tests/random_model.h"
+#include "kernels/cuda/cuda_resident_model.h"
+#include "kernels/cuda/cuda_workspace.h"
+#include "kernels/cuda/kernel_chooser.h"
+#include "model/random_model.h"
 
 namespace gmmscore {
 namespace {
@@ -56,27 +57,30 @@ struct Graph {
 };
 
 absl::Status Run() {
-  testing::RandomModelOptions o;
+  RandomModelOptions o;
   o.num_states = 5000;
   o.dim = 39;
   o.min_gauss = o.max_gauss = 32;
-  const std::vector<GmmModel> models = {testing::RandomModel(o, 1), testing::RandomModel(o, 2)};
+  const std::vector<GmmModel> models = {RandomModel(o, 1), RandomModel(o, 2)};
   constexpr int32_t kMaxFrames = 32 * kWindow;
-  CudaScorerOptions options;
-  options.max_frames = kMaxFrames;
-  std::vector<std::unique_ptr<CudaScorer>> scorers;
-  std::vector<const CudaScorer*> set;
+  std::vector<std::unique_ptr<CudaResidentModel>> residents;
+  std::vector<const CudaResidentModel*> set;
+  std::vector<std::unique_ptr<KernelChooser>> choosers;
   WorkspaceCapacity capacity{kMaxFrames, o.dim, o.num_states, 2, 0};
   for (const GmmModel& m : models) {
-    GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaScorer> scorer, CudaScorer::Create(m, options));
+    GMM_ASSIGN_OR_RETURN(const CudaResidentModel::Layouts layouts,
+                         CudaResidentModel::Plan(m, CudaKernelChoice()));
+    GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaResidentModel> resident,
+                         CudaResidentModel::Upload(layouts, 0));
     capacity.split_floats =
-        std::max(capacity.split_floats, scorer->split_scratch_floats(kMaxFrames));
-    set.push_back(scorer.get());
-    scorers.push_back(std::move(scorer));
+        std::max(capacity.split_floats, resident->SplitScratchFloats(kMaxFrames));
+    set.push_back(resident.get());
+    residents.push_back(std::move(resident));
+    choosers.push_back(std::make_unique<KernelChooser>(CudaKernelChoice(), kMaxFrames));
   }
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaSetWorkspace> workspace, CudaSetWorkspace::Create(0));
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaWorkspace> workspace, CudaWorkspace::Create(0));
   GMM_RETURN_IF_ERROR(workspace->Reserve(capacity));
-  const Matrix feats = testing::RandomFeatures(kMaxFrames, o.dim, 0.0f, 3.0f, 3);
+  const Matrix feats = RandomFeatures(kMaxFrames, o.dim, 0.0f, 3.0f, 3);
   FusionSpec log_add;
   log_add.rule = FusionRule::kLogAdd;
   GMM_RETURN_IF_ERROR(ValidateFusion(&log_add, 2));
@@ -89,25 +93,33 @@ absl::Status Run() {
     for (int32_t windows : {1, 2, 4, 8, 16, 32}) {
       const int32_t frames = windows * kWindow;
       const std::vector<FusionSegment> segments(size_t(windows), {kWindow, &log_add});
-      const std::span<const CudaScorer* const> models_used(set.data(), num_models);
+      const std::span<const CudaResidentModel* const> models_used(set.data(), num_models);
+      // Tunes the batch size first (outside both timings), as the daemon does at a model's load.
+      std::vector<CudaKernelConfig> configs;
+      for (size_t k = 0; k < num_models; ++k) {
+        GMM_ASSIGN_OR_RETURN(const CudaKernelConfig config,
+                             choosers[k]->ConfigFor(*set[k], frames, *workspace));
+        configs.push_back(config);
+      }
       const auto stage = [&] {
         std::memcpy(workspace->staged_feats(), feats.data.data(),
                     size_t(frames) * o.dim * sizeof(float));
       };
-      // Tunes the batch size first (outside both timings) and checks the stream path works.
+      // Checks the stream path works.
       stage();
-      GMM_RETURN_IF_ERROR(workspace->Enqueue(models_used, segments, frames, false));
+      GMM_RETURN_IF_ERROR(workspace->Enqueue(models_used, configs, segments, frames, false));
       GMM_RETURN_IF_ERROR(workspace->Wait());
       GMM_ASSIGN_OR_RETURN(
           const double stream_us, MedianMicroseconds([&]() -> absl::Status {
             stage();
-            GMM_RETURN_IF_ERROR(workspace->Enqueue(models_used, segments, frames, false));
+            GMM_RETURN_IF_ERROR(workspace->Enqueue(models_used, configs, segments, frames, false));
             return workspace->Wait();
           }));
       Graph graph;
       GMM_CUDA_RETURN_IF_ERROR(
           cudaStreamBeginCapture(workspace->stream(), cudaStreamCaptureModeRelaxed));
-      const absl::Status captured = workspace->Enqueue(models_used, segments, frames, false);
+      const absl::Status captured =
+          workspace->Enqueue(models_used, configs, segments, frames, false);
       GMM_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(workspace->stream(), &graph.graph));
       GMM_RETURN_IF_ERROR(captured);
       GMM_RETURN_IF_ERROR(workspace->Wait());

@@ -16,7 +16,7 @@ mkdir -p "$bundle/lib"
 binaries=("$build/tests/cuda_scorer_test" "$build/tests/cuda_tensor_scorer_test"
   "$build/tests/cuda_fusion_test" "$build/tests/server_cuda_test" "$build/bench/cuda_bench"
   "$build/bench/cuda_launch_bench"
-  "$build/server/gmmscored" "$build/client/gmmscore")
+  "$build/server/gmmscored" "$build/tools/gmmscore")
 cp "${binaries[@]}" bench/cuda/device_run.sh bench/cuda/device_e2e.sh "$bundle/"
 ldd "${binaries[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libnvidia[^/]*|libcublas|libcublasLt)\.so' |

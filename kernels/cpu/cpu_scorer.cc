@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/simd_kernel.h"
+#include "model/shape_checks.h"
 
 namespace gmmscore {
 namespace {
@@ -31,23 +32,6 @@ void PrepareFrames(const Matrix& feats, const std::vector<float>& shift, float* 
 }
 
 }  // namespace
-
-absl::Status CheckFeatures(const Matrix& feats, int32_t dim) {
-  if (feats.cols != dim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("features have dimension ", feats.cols, ", the model ", dim));
-  }
-  for (int32_t t = 0; t < feats.rows; ++t) {
-    const float* x = feats.row(t);
-    for (int32_t d = 0; d < dim; ++d) {
-      if (!std::isfinite(x[d])) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("frame ", t, ", dimension ", d, ": value ", x[d], " is not finite"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 CpuScorer::CpuScorer(const GmmModel& model, int num_threads)
     : packed_(model),

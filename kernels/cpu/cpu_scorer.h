@@ -24,7 +24,4 @@ class CpuScorer final : public Scorer {
   int num_threads_;
 };
 
-// Checks that feats has the model's dimension and only finite values; the error names the frame.
-absl::Status CheckFeatures(const Matrix& feats, int32_t dim);
-
 }  // namespace gmmscore

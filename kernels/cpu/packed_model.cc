@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
+#include <vector>
+
+#include "model/expanded_form.h"
 
 namespace gmmscore {
 namespace {
@@ -15,16 +17,8 @@ int32_t RoundUpToGroup(int32_t n) { return (n + kGaussGroup - 1) / kGaussGroup *
 }  // namespace
 
 CpuPackedModel::CpuPackedModel(const GmmModel& model)
-    : dim_(model.dim()), num_states_(model.num_states()), shift_(model.dim(), 0.0f) {
+    : dim_(model.dim()), num_states_(model.num_states()), shift_(MeanOfMeans(model)) {
   const int32_t dim = dim_;
-  // Per-dimension shift: the mean of all Gaussian means.
-  std::vector<double> sum(dim, 0.0);
-  for (int64_t g = 0; g < model.num_gauss(); ++g) {
-    const auto mean = model.mean(g);
-    for (int32_t d = 0; d < dim; ++d) sum[d] += mean[d];
-  }
-  for (int32_t d = 0; d < dim; ++d)
-    shift_[d] = static_cast<float>(sum[d] / double(model.num_gauss()));
 
   // Tiles: consecutive whole states, about kTileGauss Gaussians each.
   int64_t packed = 0;
@@ -52,7 +46,7 @@ CpuPackedModel::CpuPackedModel(const GmmModel& model)
   params_ = hwy::AllocateAligned<float>(size_t(packed / kGaussGroup) * group_floats);
   std::fill_n(params_.get(), size_t(packed / kGaussGroup) * group_floats, 0.0f);
   gconst_.assign(size_t(packed), kPadGconst);
-  const double log_2pi = std::log(2.0 * std::numbers::pi);
+  std::vector<float> u(static_cast<size_t>(dim)), v(static_cast<size_t>(dim));
   for (const CpuTile& tile : tiles_) {
     int64_t g_packed = tile.first_gauss;
     const int64_t first = model.gauss_begin(tile.first_state);
@@ -60,15 +54,10 @@ CpuPackedModel::CpuPackedModel(const GmmModel& model)
     for (int64_t g = first; g < last; ++g, ++g_packed) {
       float* group = params_.get() + size_t(g_packed / kGaussGroup) * group_floats;
       const int32_t lane = static_cast<int32_t>(g_packed % kGaussGroup);
-      const auto mean = model.mean(g);
-      const auto var = model.variance(g);
-      double k = model.log_weight(g) - 0.5 * dim * log_2pi;
+      const double k = ExpandGaussian(model, g, shift_, 1.0, u.data(), v.data());
       for (int32_t d = 0; d < dim; ++d) {
-        const double m = double(mean[d]) - double(shift_[d]);
-        const double v = var[d];
-        k -= 0.5 * (std::log(v) + m * m / v);
-        group[d * 2 * kGaussGroup + lane] = static_cast<float>(m / v);
-        group[d * 2 * kGaussGroup + kGaussGroup + lane] = static_cast<float>(-0.5 / v);
+        group[d * 2 * kGaussGroup + lane] = u[size_t(d)];
+        group[d * 2 * kGaussGroup + kGaussGroup + lane] = v[size_t(d)];
       }
       gconst_[g_packed] = std::isinf(k) ? kPadGconst : static_cast<float>(k);
     }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
-#include "kernels/model/gmm_model.h"
+#include "model/gmm_model.h"
 
 namespace gmmscore {
 

@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/cpu/cpu_scorer.h"  // CheckFeatures
+#include "kernels/cuda/cuda_device.h"
+#include "model/shape_checks.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 
@@ -15,32 +17,50 @@ absl::StatusOr<std::unique_ptr<CudaFusedScorer>> CudaFusedScorer::Create(
     return absl::InvalidArgumentError(
         absl::StrCat(models.size(), " models fused on the device, ", "at most ", kMaxFusedModels));
   }
-  for (const GmmModel* m : models) {
-    if (m->num_states() != models[0]->num_states() || m->dim() != models[0]->dim()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "fused models must have the same states and dimension: ", models[0]->num_states(), " x ",
-          models[0]->dim(), " vs ", m->num_states(), " x ", m->dim()));
-    }
+  std::vector<ModelShape> shapes;
+  for (const GmmModel* m : models) shapes.push_back({"", m->num_states(), m->dim()});
+  GMM_RETURN_IF_ERROR(CheckSameShape(shapes));
+  if (options.max_frames <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_frames must be positive, is ", options.max_frames));
   }
-  std::unique_ptr<CudaFusedScorer> fused(new CudaFusedScorer());
-  fused->spec_ = std::move(spec);
+  std::vector<CudaResidentModel::Layouts> layouts;
   WorkspaceCapacity capacity{options.max_frames, models[0]->dim(), models[0]->num_states(),
                              int32_t(models.size()), 0};
+  int64_t model_bytes = 0;
   for (const GmmModel* m : models) {
-    GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaScorer> scorer, CudaScorer::Create(*m, options));
-    capacity.split_floats =
-        std::max(capacity.split_floats, scorer->split_scratch_floats(options.max_frames));
-    fused->models_.push_back(scorer.get());
-    fused->scorers_.push_back(std::move(scorer));
+    GMM_ASSIGN_OR_RETURN(CudaResidentModel::Layouts planned,
+                         CudaResidentModel::Plan(*m, options.kernels));
+    capacity.split_floats = std::max(capacity.split_floats,
+                                     SplitScratchFloats(options.max_frames, planned.split_slots()));
+    model_bytes += planned.device_bytes();
+    layouts.push_back(std::move(planned));
+  }
+  GMM_RETURN_IF_ERROR(SelectDevice(options.device));
+  const int64_t buffer_bytes = CudaWorkspace::DeviceBytesFor(capacity);
+  GMM_RETURN_IF_ERROR(
+      CheckDeviceRoom(options.device, model_bytes + buffer_bytes,
+                      absl::StrCat("the models (", model_bytes, " bytes) and their buffers of ",
+                                   options.max_frames, " frames (", buffer_bytes, " bytes) need"),
+                      options.memory_budget_bytes));
+  std::unique_ptr<CudaFusedScorer> fused(new CudaFusedScorer());
+  fused->spec_ = std::move(spec);
+  for (const CudaResidentModel::Layouts& planned : layouts) {
+    GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaResidentModel> resident,
+                         CudaResidentModel::Upload(planned, options.device));
+    fused->models_.push_back(resident.get());
+    fused->residents_.push_back(std::move(resident));
+    fused->choosers_.push_back(
+        std::make_unique<KernelChooser>(options.kernels, options.max_frames));
   }
   GMM_ASSIGN_OR_RETURN(fused->workspace_,
-                       CudaSetWorkspace::Create(options.device, options.poison_output));
+                       CudaWorkspace::Create(options.device, options.poison_output));
   GMM_RETURN_IF_ERROR(fused->workspace_->Reserve(capacity));
   return fused;
 }
 
 std::string CudaFusedScorer::name() const {
-  return absl::StrCat(scorers_[0]->name(), ", ", scorers_.size(),
+  return absl::StrCat(choosers_[0]->name(), ", ", residents_.size(),
                       " models fused on cuda:", device());
 }
 
@@ -58,12 +78,17 @@ absl::Status CudaFusedScorer::ScoreWithModelScores(const Matrix& feats, Matrix* 
   std::lock_guard<std::mutex> lock(mutex_);
   workspace_->ResetSelect();  // a new utterance
   const int32_t max_frames = workspace_->capacity().frames;
+  std::vector<CudaKernelConfig> configs(models_.size());
   for (int32_t first = 0; first < feats.rows; first += max_frames) {
     const int32_t frames = std::min(max_frames, feats.rows - first);
+    for (size_t k = 0; k < models_.size(); ++k) {
+      GMM_ASSIGN_OR_RETURN(configs[k], choosers_[k]->ConfigFor(*models_[k], frames, *workspace_));
+    }
     std::memcpy(workspace_->staged_feats(), feats.row(first),
                 size_t(frames) * size_t(dim) * sizeof(float));
     const FusionSegment segment{frames, &spec_};
-    GMM_RETURN_IF_ERROR(workspace_->Enqueue(models_, {&segment, 1}, frames, per_model != nullptr));
+    GMM_RETURN_IF_ERROR(
+        workspace_->Enqueue(models_, configs, {&segment, 1}, frames, per_model != nullptr));
     GMM_RETURN_IF_ERROR(workspace_->Wait());
     const size_t floats = size_t(frames) * size_t(states);
     std::memcpy(fused->row(first), workspace_->fused(), floats * sizeof(float));

@@ -1,5 +1,5 @@
 // Several models resident on one device, scored on one CUDA stream and fused there
-// (cuda_set_workspace.h): only the fused scores are copied back, each model's only when asked.
+// (cuda_workspace.h): only the fused scores are copied back, each model's only when asked.
 #pragma once
 
 #include <memory>
@@ -8,17 +8,20 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/cuda/cuda_resident_model.h"
 #include "kernels/cuda/cuda_scorer.h"
-#include "kernels/cuda/cuda_set_workspace.h"
+#include "kernels/cuda/cuda_workspace.h"
+#include "kernels/cuda/kernel_chooser.h"
 #include "kernels/fused_scorer.h"
 
 namespace gmmscore {
 
 class CudaFusedScorer final : public FusedScorer {
  public:
-  // Each model resident as CudaScorer::Create makes it with options (device, frames per launch,
-  // kernels), and fails as it does; or with InvalidArgument for models of different states or
-  // dimensions, more than kMaxFusedModels, or a spec ValidateFusion refuses.
+  // Each model resident on options.device with a chooser of options.kernels, one workspace of
+  // options.max_frames frames for all; fails as CudaScorer::Create does, or with InvalidArgument
+  // for models of different states or dimensions, more than kMaxFusedModels, or a spec
+  // ValidateFusion refuses.
   static absl::StatusOr<std::unique_ptr<CudaFusedScorer>> Create(
       const std::vector<const GmmModel*>& models, FusionSpec spec,
       const CudaScorerOptions& options = {});
@@ -35,10 +38,11 @@ class CudaFusedScorer final : public FusedScorer {
  private:
   CudaFusedScorer() = default;
 
-  std::vector<std::unique_ptr<CudaScorer>> scorers_;
-  std::vector<const CudaScorer*> models_;  // scorers_, as the workspace takes them
+  std::vector<std::unique_ptr<CudaResidentModel>> residents_;
+  std::vector<const CudaResidentModel*> models_;  // residents_, as the workspace takes them
+  mutable std::vector<std::unique_ptr<KernelChooser>> choosers_;  // per model
   FusionSpec spec_;
-  std::unique_ptr<CudaSetWorkspace> workspace_;
+  std::unique_ptr<CudaWorkspace> workspace_;
   mutable std::mutex mutex_;  // the workspace serves one call at a time
 };
 

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "model/expanded_form.h"
 
 namespace gmmscore {
 namespace {
@@ -16,20 +17,6 @@ constexpr int64_t kMaxGridY = 65535;  // groups are the grid's y dimension
 template <typename T>
 int64_t VectorBytes(const std::vector<T>& v) {
   return static_cast<int64_t>(v.size() * sizeof(T));
-}
-
-// Per-dimension mean of all Gaussian means.
-std::vector<float> MeanOfMeans(const GmmModel& model) {
-  std::vector<double> sum(model.dim(), 0.0);
-  for (int64_t g = 0; g < model.num_gauss(); ++g) {
-    const auto mean = model.mean(g);
-    for (int32_t d = 0; d < model.dim(); ++d) sum[d] += mean[d];
-  }
-  std::vector<float> shift(model.dim());
-  for (int32_t d = 0; d < model.dim(); ++d) {
-    shift[d] = static_cast<float>(sum[d] / double(model.num_gauss()));
-  }
-  return shift;
 }
 
 }  // namespace
@@ -108,18 +95,9 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
 
 float ExpandGaussian(const GmmModel& model, int64_t gauss, const std::vector<float>& shift,
                      float* u, float* v) {
-  const double log2e = std::numbers::log2e;
-  const auto mean = model.mean(gauss);
-  const auto var = model.variance(gauss);
-  double k = model.log_weight(gauss) - 0.5 * model.dim() * std::log(2.0 * std::numbers::pi);
-  for (int32_t d = 0; d < model.dim(); ++d) {
-    const double m = double(mean[d]) - double(shift[d]);
-    k -= 0.5 * (std::log(double(var[d])) + m * m / var[d]);
-    u[d] = static_cast<float>(log2e * m / var[d]);
-    v[d] = static_cast<float>(log2e * -0.5 / var[d]);
-  }
+  const double k = ExpandGaussian(model, gauss, shift, std::numbers::log2e, u, v);
   // A zero weight gives K = -inf; the dummy value keeps the log-add free of NaN.
-  return std::isfinite(k) ? static_cast<float>(log2e * k) : kPadGconst;
+  return std::isfinite(k) ? static_cast<float>(std::numbers::log2e * k) : kPadGconst;
 }
 
 absl::StatusOr<CudaPackedModel> CudaPackedModel::Upload(const CudaModelLayout& layout) {

@@ -38,7 +38,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/cuda/cuda_buffers.h"
 #include "kernels/cuda/tensor_model_view.h"
-#include "kernels/model/gmm_model.h"
+#include "model/gmm_model.h"
 
 namespace gmmscore {
 

@@ -1,0 +1,88 @@
+// The interface the daemon's lanes run jobs through, one implementation per backend
+// (kernels/cpu/cpu_compute_device.h, kernels/cuda/cuda_compute_device.h), in the manner of ggml's
+// backends: a device makes models resident, and runs batches on its slots.
+//
+//   ResidentModel  a model as one backend holds it (the CPU's packed layout; a GPU's layouts and
+//                  kernel choices). Made by a device, used by that device and by the devices that
+//                  share its residency index; opaque to everyone else.
+//   BatchSlot      one batch in flight: its buffers and, where the device is asynchronous, its
+//                  stream. Staged, enqueued, waited for, read, in that order.
+//   ComputeDevice  the CPU or one GPU: its slots and the models resident on it.
+//
+// Scoring is the one operation today; alignment and statistics jobs are further operations of the
+// slot, against the same resident models, so that they never copy scores to the host and back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "model/fusion.h"
+#include "model/gmm_model.h"
+
+namespace gmmscore {
+
+class ResidentModel {
+ public:
+  virtual ~ResidentModel() = default;
+  // The backend that made it ("cpu", "cuda"): a device refuses models of another backend.
+  virtual std::string_view backend() const = 0;
+  virtual int32_t num_states() const = 0;
+  virtual int32_t dim() const = 0;
+  // Memory it holds where it is resident (parameters, nothing per batch).
+  virtual int64_t bytes() const = 0;
+};
+
+// A run of consecutive frames of a batch fused by one rule (a window of one stream, say).
+struct FusionSegment {
+  int32_t frames = 0;
+  // Max, log-linear or log-add; or select, which must then be the batch's only segment and
+  // continues the slot's running sums. nullptr: the frames are not fused; the caller reads each
+  // model's scores (copy_model_scores).
+  const FusionSpec* fusion = nullptr;
+};
+
+class BatchSlot {
+ public:
+  virtual ~BatchSlot() = default;
+  // Where the caller puts the next batch's features: rows of dim floats, room for the frames and
+  // the largest dimension the slot was prepared for.
+  virtual float* staged_feats() = 0;
+  // Scores the `frames` staged frames against models (same states and dimension, resident on
+  // this device), fuses each segment where the device fuses (fuses()), and makes every model's
+  // scores readable when copy_model_scores or the device does not fuse. On a failure nothing is
+  // left in flight.
+  virtual absl::Status EnqueueScores(std::span<const ResidentModel* const> models,
+                                     std::span<const FusionSegment> segments, int32_t frames,
+                                     bool copy_model_scores) = 0;
+  // Waits for the batch; a fault in its kernels surfaces here.
+  virtual absl::Status Wait() = 0;
+  // After Wait, frames x states rows: the fused scores of the segments that had a rule (rows of
+  // the others unspecified), or null where the device leaves fusion to the caller; and model k's
+  // scores.
+  virtual const float* fused() const = 0;
+  virtual const float* model_scores(int32_t k) const = 0;
+};
+
+class ComputeDevice {
+ public:
+  virtual ~ComputeDevice() = default;
+  virtual const std::string& name() const = 0;  // "cpu", "cuda:0"
+  // Devices of one index share resident models: a model made resident by one of them serves all.
+  virtual int32_t residency_index() const = 0;
+  virtual int32_t num_slots() const = 0;
+  virtual BatchSlot& slot(int32_t i) = 0;
+  // The model resident on this device. Fails, naming the device and the bytes needed and free,
+  // when it does not fit.
+  virtual absl::StatusOr<std::unique_ptr<ResidentModel>> MakeResident(const GmmModel& model) = 0;
+  // Makes slot i ready for batches of `model` (its buffers grown; on a GPU its kernel choices
+  // made, so that no batch waits for them). Not while slot i has a batch in flight.
+  virtual absl::Status Prepare(int32_t i, const ResidentModel& model) = 0;
+  // Memory the slots' buffers hold on the device.
+  virtual int64_t buffer_bytes() const = 0;
+};
+
+}  // namespace gmmscore

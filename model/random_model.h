@@ -1,0 +1,32 @@
+// Random models and features of realistic shape: varied Gaussians per state, MFCC-like ranges.
+// `gmmscore convert random:...` and the benchmarks make their models with these; the tests make
+// their models and inputs with them too.
+#pragma once
+
+#include <cstdint>
+
+#include "model/gmm_model.h"
+#include "util/matrix.h"
+
+namespace gmmscore {
+
+struct RandomModelOptions {
+  int32_t num_states = 37;
+  int32_t dim = 13;
+  int32_t min_gauss = 1;
+  int32_t max_gauss = 24;
+  float mean_offset = 0.0f;  // added to every mean and feature (c0 of MFCC sits around -20)
+  float mean_scale = 3.0f;
+  float min_var = 0.2f;
+  float max_var = 4.0f;
+};
+
+// Per state a Gaussian count uniform in [min_gauss, max_gauss], weights 0.05 + U(0,1)
+// normalised, means mean_offset + mean_scale N(0,1), variances uniform in [min_var, max_var];
+// the same model for the same options and seed.
+GmmModel RandomModel(const RandomModelOptions& options, uint32_t seed);
+
+// frames x dim values offset + scale N(0,1).
+Matrix RandomFeatures(int32_t frames, int32_t dim, float offset, float scale, uint32_t seed);
+
+}  // namespace gmmscore

@@ -1,0 +1,102 @@
+#include "server/rpc/response_encoder.h"
+
+#include <algorithm>
+
+#include "proto/wire_codec.h"
+
+namespace gmmscore::server {
+namespace {
+
+// The first index of the largest value, as std::max_element finds it, but with the maximum
+// taken in eight independent lanes first, which the compiler turns into vector instructions
+// (a daemon finds a best state for every frame it sends).
+int32_t BestIndex(const float* row, int32_t n) {
+  constexpr int32_t kLanes = 8;
+  if (n < kLanes) return int32_t(std::max_element(row, row + n) - row);
+  float lanes[kLanes];
+  std::copy_n(row, kLanes, lanes);
+  int32_t i = kLanes;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int32_t j = 0; j < kLanes; ++j) lanes[j] = lanes[j] < row[i + j] ? row[i + j] : lanes[j];
+  }
+  float best = *std::max_element(lanes, lanes + kLanes);
+  for (; i < n; ++i) best = best < row[i] ? row[i] : best;
+  const float* at = std::find(row, row + n, best);
+  // A NaN the lanes kept equals nothing: then as std::max_element decides.
+  return int32_t((at == row + n ? std::max_element(row, row + n) : at) - row);
+}
+
+}  // namespace
+
+int64_t ResponseEncoder::MaxBytes(int32_t frames, int32_t num_states) const {
+  const int64_t columns =
+      options_.state_subset.empty() ? num_states : int64_t(options_.state_subset.size());
+  const int64_t per_value = options_.encoding == v1::StreamConfig::FLOAT16       ? 2
+                            : options_.encoding == v1::StreamConfig::BEAM_SPARSE ? 8
+                                                                                 : 4;
+  return int64_t(frames) * (columns * per_value + 16);  // + best state, score and count
+}
+
+void ResponseEncoder::Encode(const Matrix& scores, v1::ScoreResponse* out) {
+  const std::vector<int32_t>& subset = options_.state_subset;
+  const int32_t columns = subset.empty() ? scores.cols : int32_t(subset.size());
+  out->set_num_frames(scores.rows);
+  out->set_num_states(columns);
+  out->set_encoding(options_.encoding);
+  std::string* bytes = out->mutable_scores();
+  bytes->clear();
+  if (options_.encoding != v1::StreamConfig::BEAM_SPARSE) {
+    bytes->reserve(size_t(scores.rows) * size_t(columns) *
+                   (options_.encoding == v1::StreamConfig::FLOAT16 ? 2 : 4));
+  }
+  row_.resize(size_t(columns));
+  for (int32_t t = 0; t < scores.rows; ++t) {
+    const float* all = scores.row(t);
+    const float* row = all;
+    if (!subset.empty()) {
+      for (int32_t i = 0; i < columns; ++i) row_[i] = all[subset[i]];
+      row = row_.data();
+    }
+    const int32_t best = BestIndex(row, columns);
+    const auto state_id = [&](int32_t column) { return subset.empty() ? column : subset[column]; };
+    out->add_best_state(state_id(best));
+    out->add_best_score(row[best]);
+    switch (options_.encoding) {
+      case v1::StreamConfig::FLOAT16:
+        wire::AppendFloat16({row, size_t(columns)}, bytes);
+        break;
+      case v1::StreamConfig::BEAM_SPARSE: {
+        const float threshold = row[best] - options_.beam;
+        order_.clear();
+        for (int32_t i = 0; i < columns; ++i) {
+          if (row[i] >= threshold) order_.push_back(i);
+        }
+        // Best first; equal scores by state order, so the output is deterministic.
+        const auto better = [row](int32_t a, int32_t b) {
+          return row[a] != row[b] ? row[a] > row[b] : a < b;
+        };
+        size_t keep = order_.size();
+        if (options_.max_states > 0 && keep > size_t(options_.max_states)) {
+          keep = size_t(options_.max_states);
+          std::partial_sort(order_.begin(), order_.begin() + ptrdiff_t(keep), order_.end(), better);
+          order_.resize(keep);
+        } else {
+          std::sort(order_.begin(), order_.end(), better);
+        }
+        for (int32_t i : order_) {
+          const float value = row[i];
+          const int32_t id = state_id(i);
+          wire::AppendFloat32({&value, 1}, bytes);
+          wire::AppendInt32({&id, 1}, out->mutable_sparse_states());
+        }
+        out->add_sparse_counts(uint32_t(keep));
+        break;
+      }
+      default:
+        wire::AppendFloat32({row, size_t(columns)}, bytes);
+        break;
+    }
+  }
+}
+
+}  // namespace gmmscore::server

@@ -1,0 +1,36 @@
+// Turns a window's fused scores (frames x all states) into a ScoreResponse in the stream's
+// encoding: FLOAT32 or FLOAT16 rows of the chosen states, or BEAM_SPARSE (per frame the states
+// within the beam of its best, best first, at most max_states), plus each frame's best state.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gmmscore/v1/scorer.pb.h"
+#include "util/matrix.h"
+
+namespace gmmscore::server {
+
+struct EncoderOptions {
+  v1::StreamConfig::Encoding encoding = v1::StreamConfig::FLOAT32;
+  float beam = 0.0f;
+  int32_t max_states = 0;             // BEAM_SPARSE; 0: no limit
+  std::vector<int32_t> state_subset;  // empty: all states in model order
+};
+
+class ResponseEncoder {
+ public:
+  explicit ResponseEncoder(EncoderOptions options) : options_(std::move(options)) {}
+
+  // Fills scores, sparse fields, best_state/best_score, num_frames and num_states of out.
+  void Encode(const Matrix& scores, v1::ScoreResponse* out);
+  // Bytes of a response for `frames` frames of `num_states` model states (memory accounting).
+  int64_t MaxBytes(int32_t frames, int32_t num_states) const;
+
+ private:
+  const EncoderOptions options_;
+  std::vector<float> row_;  // one frame's chosen scores
+  std::vector<int32_t> order_;
+};
+
+}  // namespace gmmscore::server

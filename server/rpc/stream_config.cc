@@ -1,0 +1,119 @@
+#include "server/rpc/stream_config.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace gmmscore::server {
+namespace {
+
+absl::StatusOr<FusionRule> ToFusionRule(v1::StreamConfig::Fusion fusion) {
+  switch (fusion) {
+    case v1::StreamConfig::MAX:
+      return FusionRule::kMax;
+    case v1::StreamConfig::LOG_LINEAR:
+      return FusionRule::kLogLinear;
+    case v1::StreamConfig::LOG_ADD:
+      return FusionRule::kLogAdd;
+    case v1::StreamConfig::SELECT:
+      return FusionRule::kSelectBest;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown fusion rule ", int(fusion)));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
+                                                const ModelRegistry& registry,
+                                                const StreamLimits& limits) {
+  StreamSetup setup;
+  if (config.stream_id().size() > kMaxStreamIdBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("stream_id has ", config.stream_id().size(),
+                                                   " bytes, at most ", kMaxStreamIdBytes));
+  }
+  setup.stream_id = config.stream_id();
+  if (config.models().empty()) return absl::InvalidArgumentError("the config names no model");
+
+  std::vector<std::shared_ptr<ModelEntry>> models;
+  for (const std::string& name : config.models()) {
+    absl::StatusOr<std::shared_ptr<ModelEntry>> entry = registry.Acquire(name);
+    if (!entry.ok()) return entry.status();
+    const ModelEntry& first = models.empty() ? **entry : *models.front();
+    if ((*entry)->num_states() != first.num_states() || (*entry)->dim() != first.dim()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fused models must have the same states and dimension: '", first.name(),
+                       "' has ", first.num_states(), " x ", first.dim(), ", '", name, "' ",
+                       (*entry)->num_states(), " x ", (*entry)->dim()));
+    }
+    models.push_back(*std::move(entry));
+  }
+  setup.num_states = models.front()->num_states();
+  const int32_t model_dim = models.front()->dim();
+  if (config.dim() != model_dim) {
+    return absl::InvalidArgumentError(absl::StrCat("the config says dimension ", config.dim(),
+                                                   ", model '", models.front()->name(),
+                                                   "' has dimension ", model_dim));
+  }
+  setup.dim = model_dim;
+
+  absl::StatusOr<FusionRule> rule = ToFusionRule(config.fusion());
+  if (!rule.ok()) return rule.status();
+  setup.fusion.rule = *rule;
+  setup.fusion.weights.assign(config.weights().begin(), config.weights().end());
+  if (config.select_window() < 0) {
+    return absl::InvalidArgumentError("select_window must not be negative");
+  }
+  if (config.select_window() > 0) setup.fusion.select_window = config.select_window();
+  if (absl::Status s = ValidateFusion(&setup.fusion, models.size()); !s.ok()) return s;
+
+  setup.window_frames =
+      config.window_frames() == 0 ? limits.default_window_frames : config.window_frames();
+  if (setup.window_frames < 1 || setup.window_frames > limits.max_window_frames) {
+    return absl::InvalidArgumentError(absl::StrCat("window_frames ", config.window_frames(),
+                                                   " is outside [1, ", limits.max_window_frames,
+                                                   "] (--max-window-frames)"));
+  }
+  const absl::Duration latency = config.max_latency_ms() == 0
+                                     ? limits.default_max_latency
+                                     : absl::Milliseconds(config.max_latency_ms());
+  if (latency <= absl::ZeroDuration() || latency > limits.max_latency_limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_latency_ms ", config.max_latency_ms(), " is outside [1, ",
+                     absl::ToInt64Milliseconds(limits.max_latency_limit), "]"));
+  }
+  setup.max_latency =
+      std::chrono::duration_cast<Clock::duration>(absl::ToChronoNanoseconds(latency));
+
+  EncoderOptions& enc = setup.encoder;
+  switch (config.encoding()) {
+    case v1::StreamConfig::FLOAT32:
+    case v1::StreamConfig::FLOAT16:
+      break;
+    case v1::StreamConfig::BEAM_SPARSE:
+      if (!std::isfinite(config.beam()) || config.beam() <= 0.0f) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("BEAM_SPARSE needs a beam > 0, got ", config.beam()));
+      }
+      if (config.max_states() < 0) {
+        return absl::InvalidArgumentError("max_states must not be negative");
+      }
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown encoding ", int(config.encoding())));
+  }
+  enc.encoding = config.encoding();
+  enc.beam = config.beam();
+  enc.max_states = config.max_states();
+  for (int32_t state : config.state_subset()) {
+    if (state < 0 || state >= setup.num_states) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "state_subset names state ", state, "; the model has states 0..", setup.num_states - 1));
+    }
+  }
+  enc.state_subset.assign(config.state_subset().begin(), config.state_subset().end());
+  setup.models = ModelSet::Make(std::move(models));
+  return setup;
+}
+
+}  // namespace gmmscore::server

@@ -1,0 +1,492 @@
+#include "server/rpc/stream_session.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "proto/wire_codec.h"
+
+namespace gmmscore::server {
+namespace {
+
+std::atomic<uint64_t> next_session_id{1};
+
+Clock::duration ToClock(absl::Duration d) {
+  return std::chrono::duration_cast<Clock::duration>(absl::ToChronoNanoseconds(d));
+}
+
+FailureReason ReasonFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kNotFound:
+      return FailureReason::kUnknownModel;
+    case absl::StatusCode::kUnavailable:
+      return FailureReason::kModelLoading;
+    case absl::StatusCode::kFailedPrecondition:
+      return FailureReason::kProtocol;
+    case absl::StatusCode::kInvalidArgument:
+      return FailureReason::kInvalidArgument;
+    default:
+      return FailureReason::kInternal;
+  }
+}
+
+}  // namespace
+
+SessionTracker::AddResult SessionTracker::TryAdd(uint64_t id,
+                                                 std::weak_ptr<StreamSession> session) {
+  std::lock_guard lock(mu_);
+  if (draining_) return AddResult::kDraining;
+  if (int32_t(sessions_.size()) >= max_streams_) return AddResult::kFull;
+  sessions_.emplace(id, std::move(session));
+  return AddResult::kAdded;
+}
+
+void SessionTracker::Remove(uint64_t id) {
+  std::lock_guard lock(mu_);
+  sessions_.erase(id);
+  if (sessions_.empty()) empty_.notify_all();
+}
+
+std::vector<std::shared_ptr<StreamSession>> SessionTracker::BeginDrain() {
+  std::lock_guard lock(mu_);
+  draining_ = true;
+  std::vector<std::shared_ptr<StreamSession>> open;
+  for (const auto& [id, weak] : sessions_) {
+    if (auto s = weak.lock()) open.push_back(std::move(s));
+  }
+  return open;
+}
+
+bool SessionTracker::WaitUntilEmpty(Clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  return empty_.wait_until(lock, deadline, [this] { return sessions_.empty(); });
+}
+
+int32_t SessionTracker::size() {
+  std::lock_guard lock(mu_);
+  return int32_t(sessions_.size());
+}
+
+grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>* StreamSession::Start(
+    grpc::CallbackServerContext* context, const SessionServices& services) {
+  auto session = std::make_shared<StreamSession>(context, services, next_session_id++);
+  session->self_ = session;
+  std::unique_lock lock(session->mu_);
+  switch (services.tracker->TryAdd(session->id_, session)) {
+    case SessionTracker::AddResult::kAdded:
+      session->has_slot_ = true;
+      services.metrics->active_streams.Increment();
+      break;
+    case SessionTracker::AddResult::kFull:
+      session->Fail(absl::StatusCode::kResourceExhausted, FailureReason::kTooManyStreams,
+                    absl::StrCat("the server has its limit of open streams (--max-streams)"));
+      break;
+    case SessionTracker::AddResult::kDraining:
+      session->Fail(absl::StatusCode::kUnavailable, FailureReason::kDraining,
+                    "the server is draining and takes no new streams");
+      break;
+  }
+  StreamSession* reactor = session.get();
+  reactor->Pump(std::move(lock));
+  return reactor;
+}
+
+StreamSession::StreamSession(grpc::CallbackServerContext* context, const SessionServices& services,
+                             uint64_t id)
+    : services_(services), limits_(*services.limits), context_(context), id_(id) {}
+
+StreamSession::~StreamSession() {
+  // Frames and windows still counted (a stream that failed with windows in the batcher).
+  if (buffered_bytes_ != 0) services_.metrics->buffered_bytes.Decrement(double(buffered_bytes_));
+}
+
+std::string StreamSession::Label() const {
+  if (setup_.has_value() && !setup_->stream_id.empty()) {
+    return absl::StrCat("stream '", setup_->stream_id, "'");
+  }
+  return absl::StrCat("stream #", id_);
+}
+
+void StreamSession::AddBuffered(int64_t bytes) {
+  buffered_bytes_ += bytes;
+  services_.metrics->buffered_bytes.Increment(double(bytes));
+}
+
+void StreamSession::Fail(absl::StatusCode code, FailureReason reason, const std::string& message) {
+  if (!error_.ok() || finish_called_) return;  // the first error wins
+  error_ = absl::Status(code, absl::StrCat(Label(), ": ", message));
+  services_.metrics->CountFailure(reason);
+  // Nothing more is scored or sent: drop what is buffered (windows in the batcher come back and
+  // are dropped there).
+  const int32_t dim = setup_ ? setup_->dim : 0;
+  AddBuffered(-int64_t(pending_frames_) * dim * int64_t(sizeof(float)));
+  pending_.clear();
+  pending_frames_ = pending_offset_ = 0;
+  arrivals_.clear();
+  for (const Outgoing& o : outbound_) AddBuffered(-o.bytes);
+  windows_out_ -= int32_t(outbound_.size() + scored_.size());
+  outbound_.clear();
+  scored_.clear();
+  cut_order_.clear();
+}
+
+void StreamSession::Pump(std::unique_lock<std::mutex> lock) {
+  while (true) {
+    const Actions a = Decide(Clock::now());
+    lock.unlock();
+    if (!a.any()) return;
+    if (a.timer) {
+      services_.timers->Schedule(*a.timer, [weak = weak_from_this()] {
+        if (auto session = weak.lock()) session->OnTimer();
+      });
+    }
+    if (a.cancel) context_->TryCancel();
+    if (a.read) StartRead(&request_);
+    if (a.write) StartWrite(&writing_.response);
+    if (a.finish) {
+      Finish(*a.finish);
+      return;
+    }
+    lock.lock();
+    starting_ -= a.starts();
+  }
+}
+
+StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
+  Actions a;
+  if (finish_called_) return a;
+  if (error_.ok() && !draining_) {
+    const Clock::duration idle = ToClock(limits_.idle_timeout);
+    const Clock::duration longest = ToClock(limits_.max_stream_duration);
+    if (idle > Clock::duration::zero() && now - last_activity_ >= idle) {
+      Fail(absl::StatusCode::kDeadlineExceeded, FailureReason::kIdleTimeout,
+           absl::StrCat("nothing read or written for ", absl::FormatDuration(limits_.idle_timeout),
+                        " (--idle-timeout)"));
+    } else if (longest > Clock::duration::zero() && now - started_ >= longest) {
+      Fail(absl::StatusCode::kDeadlineExceeded, FailureReason::kMaxDuration,
+           absl::StrCat("open longer than ", absl::FormatDuration(limits_.max_stream_duration),
+                        " (--max-stream-duration)"));
+    }
+    // A write the client never drains would hold the final status back for good.
+    if (!error_.ok() && write_in_flight_) a.cancel = true;
+  }
+  if (!error_.ok()) {
+    if (!write_in_flight_ && starting_ == 0) {
+      finish_called_ = true;
+      a.finish =
+          grpc::Status(static_cast<grpc::StatusCode>(error_.code()), std::string(error_.message()));
+    }
+    return a;
+  }
+
+  const bool input_closed = phase_ == Phase::kEnded || half_closed_ || draining_;
+  const int32_t window = setup_ ? setup_->window_frames : 0;
+  while (pending_frames_ > 0 && windows_out_ < limits_.max_stream_windows) {
+    const bool due = input_closed || now >= arrivals_.front().second + setup_->max_latency;
+    if (pending_frames_ < window && !due) break;
+    CutWindow(std::min(window, pending_frames_));
+  }
+  // After End the stream is still read: the client's half-close is expected, anything else is
+  // a protocol error.
+  const bool want_input = phase_ == Phase::kEnded || (pending_frames_ < std::max(window, 1) &&
+                                                      windows_out_ < limits_.max_stream_windows);
+  if (!read_in_flight_ && !half_closed_ && !draining_ && want_input) {
+    read_in_flight_ = true;
+    a.read = true;
+  }
+  if (!write_in_flight_ && !outbound_.empty()) {
+    writing_ = std::move(outbound_.front());
+    outbound_.pop_front();
+    write_in_flight_ = true;
+    a.write = true;
+  }
+  starting_ += a.starts();
+  if ((half_closed_ || draining_) && pending_frames_ == 0 && windows_out_ == 0 && starting_ == 0) {
+    finish_called_ = true;
+    if (draining_ && phase_ != Phase::kEnded && !half_closed_) {
+      services_.metrics->CountFailure(FailureReason::kDraining);
+      a.finish =
+          grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                       absl::StrCat(Label(), ": the server is draining; frames before ",
+                                    next_frame_, " were scored and sent, send the rest from frame ",
+                                    next_frame_, " to another server"));
+    } else {
+      a.finish = grpc::Status::OK;
+    }
+    return a;
+  }
+
+  // Wake up for the partial window's deadline, the idle timeout or the maximum duration.
+  Clock::time_point next = Clock::time_point::max();
+  if (pending_frames_ > 0) next = arrivals_.front().second + setup_->max_latency;
+  if (limits_.idle_timeout > absl::ZeroDuration()) {
+    next = std::min(next, last_activity_ + ToClock(limits_.idle_timeout));
+  }
+  if (limits_.max_stream_duration > absl::ZeroDuration()) {
+    next = std::min(next, started_ + ToClock(limits_.max_stream_duration));
+  }
+  if (next < timer_at_) {
+    timer_at_ = next;
+    a.timer = next;
+  }
+  return a;
+}
+
+void StreamSession::OnTimer() {
+  std::unique_lock lock(mu_);
+  if (Clock::now() >= timer_at_) timer_at_ = Clock::time_point::max();
+  Pump(std::move(lock));
+}
+
+void StreamSession::CutWindow(int32_t frames) {
+  const int32_t dim = setup_->dim;
+  Window w;
+  w.sink = shared_from_this();
+  w.first_frame = window_start_;
+  w.feats.Resize(frames, dim);
+  std::memcpy(w.feats.data.data(), pending_.data() + size_t(pending_offset_) * dim,
+              size_t(frames) * dim * sizeof(float));
+  const int64_t end = window_start_ + frames;
+  // The window is ready since the chunk holding its last frame was read.
+  for (const auto& [chunk_end, read_at] : arrivals_) {
+    if (chunk_end >= end) {
+      w.ready = read_at;
+      break;
+    }
+  }
+  while (!arrivals_.empty() && arrivals_.front().first <= end) arrivals_.pop_front();
+  window_start_ = end;
+  pending_offset_ += frames;
+  pending_frames_ -= frames;
+  if (pending_frames_ == 0) {
+    pending_.clear();
+    pending_offset_ = 0;
+  }
+  w.fusion = fusion_spec_;
+  cut_order_.push_back(w.first_frame);
+  ++windows_out_;
+  services_.batcher->Submit(setup_->models, std::move(w));
+}
+
+void StreamSession::OnReadDone(bool ok) {
+  std::unique_lock lock(mu_);
+  read_in_flight_ = false;
+  const Clock::time_point now = Clock::now();
+  if (!ok) {
+    // The client half-closed (or the call is cancelled, which OnCancel reports).
+    half_closed_ = true;
+    if (phase_ == Phase::kAwaitConfig) {
+      Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
+           "the stream closed before its StreamConfig");
+    }
+  } else if (!finish_called_ && error_.ok()) {
+    last_activity_ = now;
+    HandleRequest(now);
+  }
+  Pump(std::move(lock));
+}
+
+void StreamSession::HandleRequest(Clock::time_point now) {
+  switch (request_.request_case()) {
+    case v1::ScoreRequest::kConfig: {
+      if (phase_ != Phase::kAwaitConfig) {
+        Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
+             "a second StreamConfig; only the first message may be one");
+        return;
+      }
+      absl::StatusOr<StreamSetup> setup =
+          ResolveStreamConfig(request_.config(), *services_.registry, limits_);
+      if (!setup.ok()) {
+        if (request_.config().stream_id().size() <= kMaxStreamIdBytes) {
+          setup_.emplace();
+          setup_->stream_id = request_.config().stream_id();  // for the error's label
+        }
+        Fail(setup.status().code(), ReasonFor(setup.status().code()),
+             std::string(setup.status().message()));
+        return;
+      }
+      setup_ = *std::move(setup);
+      fusion_.emplace(setup_->fusion, setup_->models->models.size());
+      fusion_spec_ = std::make_shared<const FusionSpec>(setup_->fusion);
+      encoder_.emplace(setup_->encoder);
+      for (const auto& m : setup_->models->models) {
+        ++m->active_streams();
+        frames_received_.push_back(&services_.metrics->frames_received(m->name()));
+      }
+      phase_ = Phase::kStreaming;
+      return;
+    }
+    case v1::ScoreRequest::kFeatures:
+      if (phase_ == Phase::kAwaitConfig) {
+        Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
+             "the first message must be a StreamConfig, not features");
+      } else if (phase_ == Phase::kEnded) {
+        Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
+             absl::StrCat("features (frame ", request_.features().first_frame(), ") after End"));
+      } else {
+        AddFeatures(request_.features(), now);
+      }
+      return;
+    case v1::ScoreRequest::kEnd:
+      if (phase_ != Phase::kStreaming) {
+        Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
+             phase_ == Phase::kEnded ? "a second End" : "End before the StreamConfig");
+        return;
+      }
+      phase_ = Phase::kEnded;
+      return;
+    default:
+      Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+           "an empty ScoreRequest (no config, features or end)");
+      return;
+  }
+}
+
+void StreamSession::AddFeatures(const v1::FeatureChunk& chunk, Clock::time_point now) {
+  const int32_t dim = setup_->dim;
+  const size_t frame_bytes = size_t(dim) * sizeof(float);
+  const std::string& data = chunk.data();
+  if (data.size() % frame_bytes != 0) {
+    Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+         absl::StrCat("the chunk at frame ", chunk.first_frame(), " has ", data.size(),
+                      " bytes, not a whole number of ", dim, "-dimensional float32 frames (",
+                      frame_bytes, " bytes each)"));
+    return;
+  }
+  const int64_t frames = int64_t(data.size() / frame_bytes);
+  if (frames > limits_.max_frames_per_chunk) {
+    Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+         absl::StrCat("the chunk at frame ", chunk.first_frame(), " has ", frames,
+                      " frames, more than --max-frames-per-chunk ", limits_.max_frames_per_chunk));
+    return;
+  }
+  if (chunk.first_frame() != next_frame_) {
+    Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+         absl::StrCat("a chunk starts at frame ", chunk.first_frame(), "; the next frame is ",
+                      next_frame_));
+    return;
+  }
+  if (frames == 0) return;
+  if (pending_offset_ > 0) {  // compact: fewer than W frames are left before the offset
+    pending_.erase(pending_.begin(), pending_.begin() + ptrdiff_t(pending_offset_) * dim);
+    pending_offset_ = 0;
+  }
+  const size_t at = pending_.size();
+  pending_.resize(at + size_t(frames) * dim);
+  float* values = pending_.data() + at;
+  wire::ReadFloat32(data, {values, size_t(frames) * dim});
+  for (int64_t i = 0; i < frames * dim; ++i) {
+    if (!std::isfinite(values[i])) {
+      pending_.resize(at);
+      Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+           absl::StrCat("frame ", next_frame_ + i / dim, ", dimension ", i % dim, ": value ",
+                        values[i], " is not finite"));
+      return;
+    }
+  }
+  pending_frames_ += int32_t(frames);
+  next_frame_ += frames;
+  arrivals_.emplace_back(next_frame_, now);
+  AddBuffered(frames * int64_t(frame_bytes));
+  for (prometheus::Counter* c : frames_received_) c->Increment(double(frames));
+}
+
+void StreamSession::OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) {
+  std::unique_lock lock(mu_);
+  AddBuffered(-int64_t(window.feats.data.size() * sizeof(float)));
+  if (finish_called_ || !error_.ok()) {
+    --windows_out_;
+  } else {
+    // Batches can finish out of order: windows go out in the order they were cut.
+    scored_.emplace(window.first_frame, Scored{window.ready, std::move(scores)});
+    while (error_.ok() && !cut_order_.empty()) {
+      const auto it = scored_.find(cut_order_.front());
+      if (it == scored_.end()) break;
+      const int64_t first_frame = it->first;
+      Scored next = std::move(it->second);
+      scored_.erase(it);
+      cut_order_.pop_front();
+      Emit(first_frame, next.ready, std::move(next.scores));
+    }
+  }
+  Pump(std::move(lock));
+}
+
+void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
+                         absl::StatusOr<std::vector<Matrix>> scores) {
+  if (!scores.ok()) {
+    --windows_out_;
+    Fail(absl::StatusCode::kInternal, FailureReason::kInternal,
+         absl::StrCat("scoring frames ", first_frame, "..: ", scores.status().message()));
+    return;
+  }
+  Matrix fused;
+  if (absl::Status s = fusion_->Fuse(*scores, &fused); !s.ok()) {
+    --windows_out_;
+    Fail(absl::StatusCode::kInternal, FailureReason::kInternal, std::string(s.message()));
+    return;
+  }
+  Outgoing& out = outbound_.emplace_back();
+  out.ready = ready;
+  v1::ScoreResponse& r = out.response;
+  r.set_stream_id(setup_->stream_id);
+  r.set_first_frame(first_frame);
+  for (const auto& m : setup_->models->models) {
+    v1::ModelVersion* v = r.add_models();
+    v->set_name(m->name());
+    v->set_version(m->version());
+  }
+  encoder_->Encode(fused, &r);
+  out.bytes = encoder_->MaxBytes(fused.rows, fused.cols);
+  AddBuffered(out.bytes);
+}
+
+void StreamSession::OnWriteDone(bool ok) {
+  std::unique_lock lock(mu_);
+  const Clock::time_point now = Clock::now();
+  write_in_flight_ = false;
+  --windows_out_;
+  AddBuffered(-writing_.bytes);
+  if (ok) {
+    last_activity_ = now;
+    services_.metrics->windows_sent.Increment();
+    services_.metrics->window_latency_seconds.Observe(
+        std::chrono::duration<double>(now - writing_.ready).count());
+  } else {
+    Fail(absl::StatusCode::kCancelled, FailureReason::kCancelled, "the client went away");
+  }
+  writing_ = Outgoing();
+  Pump(std::move(lock));
+}
+
+void StreamSession::OnCancel() {
+  std::unique_lock lock(mu_);
+  Fail(absl::StatusCode::kCancelled, FailureReason::kCancelled,
+       "cancelled (by the client, its deadline or a lost connection)");
+  Pump(std::move(lock));
+}
+
+void StreamSession::Drain() {
+  std::unique_lock lock(mu_);
+  draining_ = true;
+  Pump(std::move(lock));
+}
+
+void StreamSession::OnDone() {
+  {
+    std::lock_guard lock(mu_);
+    if (setup_.has_value() && setup_->models != nullptr) {
+      for (const auto& m : setup_->models->models) --m->active_streams();
+    }
+  }
+  if (has_slot_) {
+    services_.metrics->active_streams.Decrement();
+    services_.tracker->Remove(id_);
+  }
+  // gRPC is done with the reactor; windows still in the batcher keep it alive until they return.
+  std::shared_ptr<StreamSession> self = std::move(self_);
+}
+
+}  // namespace gmmscore::server

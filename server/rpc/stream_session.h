@@ -1,0 +1,184 @@
+// One Score stream: a gRPC callback reactor that validates the client's messages, buffers frames
+// into windows (W frames, or fewer once the oldest buffered frame has waited max_latency, or at
+// End), hands windows to the Batcher and writes the scored windows back, one write in flight.
+// Scored windows can come back out of order (batches in flight together, on several devices);
+// they are fused, encoded and written in the order they were cut.
+//
+// Nothing here blocks: gRPC reactions, batcher deliveries and timers each lock the session, decide
+// what to start (a read, a write, windows, the final status), and start it after unlocking.
+//
+// Backpressure and memory: a stream has at most --max-stream-windows windows out (queued for
+// scoring, scored and waiting, or being written). It reads the next message only while fewer are
+// out and fewer than W frames are buffered, so a client that does not read its scores stops being
+// read, and gRPC flow control then stops the client's writes. Per stream the server holds at most
+//   (max_frames_per_chunk + W) x dim x 4 bytes of frames, plus
+//   max_stream_windows x (W x dim x 4 + W x states x 4 + W x 16) bytes of windows and responses
+// (about 0.8 MB for W = 10, 39 dims, 2000 states and the defaults), plus what gRPC reads ahead
+// of a stream the session is not reading (--stream-window-bytes, BDP probing off) and one
+// message of at most --max-message-bytes.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmmscore/v1/scorer.pb.h"
+#include "server/config.h"
+#include "server/metrics.h"
+#include "server/model_registry.h"
+#include "server/rpc/response_encoder.h"
+#include "server/rpc/stream_config.h"
+#include "server/rpc/stream_fusion.h"
+#include "server/scheduling/batcher.h"
+#include "server/scheduling/timer_queue.h"
+
+namespace gmmscore::server {
+
+class StreamSession;
+
+// The open streams: their slots (--max-streams), the list a drain walks, and waiting for them
+// all to end. A slot is taken when a stream starts and given back in its OnDone, which gRPC calls
+// exactly once per stream, whatever ended it.
+class SessionTracker {
+ public:
+  enum class AddResult { kAdded, kFull, kDraining };
+
+  explicit SessionTracker(int32_t max_streams) : max_streams_(max_streams) {}
+  AddResult TryAdd(uint64_t id, std::weak_ptr<StreamSession> session);
+  void Remove(uint64_t id);
+  // No stream is added from now on; returns the open ones.
+  std::vector<std::shared_ptr<StreamSession>> BeginDrain();
+  // True when every stream ended before the deadline.
+  bool WaitUntilEmpty(Clock::time_point deadline);
+  int32_t size();
+
+ private:
+  const int32_t max_streams_;
+  std::mutex mu_;
+  std::condition_variable empty_;
+  std::map<uint64_t, std::weak_ptr<StreamSession>> sessions_;
+  bool draining_ = false;
+};
+
+// What sessions share; owned by the server, which outlives every session.
+struct SessionServices {
+  const StreamLimits* limits;
+  ModelRegistry* registry;
+  Batcher* batcher;
+  TimerQueue* timers;
+  Metrics* metrics;
+  SessionTracker* tracker;
+};
+
+class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>,
+                            public WindowSink,
+                            public std::enable_shared_from_this<StreamSession> {
+ public:
+  // The reactor for a new Score call; it keeps itself alive until OnDone.
+  static grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>* Start(
+      grpc::CallbackServerContext* context, const SessionServices& services);
+
+  StreamSession(grpc::CallbackServerContext* context, const SessionServices& services, uint64_t id);
+  ~StreamSession() override;
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+  void OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) override;
+
+  // Server drain: stop reading, score and send every frame read so far, then finish UNAVAILABLE
+  // with the index of the first frame not read (OK if the client had sent End already).
+  void Drain();
+
+ private:
+  enum class Phase { kAwaitConfig, kStreaming, kEnded };
+  struct Outgoing {
+    v1::ScoreResponse response;
+    Clock::time_point ready;  // when the window's last frame was read
+    int64_t bytes = 0;
+  };
+  struct Scored {  // a window scored before an earlier one of the stream
+    Clock::time_point ready;
+    absl::StatusOr<std::vector<Matrix>> scores;
+  };
+  struct Actions {
+    bool read = false;
+    bool write = false;
+    bool cancel = false;
+    std::optional<grpc::Status> finish;
+    std::optional<Clock::time_point> timer;
+    int starts() const { return int(read) + int(write); }
+    bool any() const { return read || write || cancel || finish || timer; }
+  };
+
+  // Decides and starts what the current state allows, until nothing more; takes the lock.
+  void Pump(std::unique_lock<std::mutex> lock);
+  Actions Decide(Clock::time_point now);  // the rest run with mu_ held
+  void HandleRequest(Clock::time_point now);
+  void AddFeatures(const v1::FeatureChunk& chunk, Clock::time_point now);
+  void CutWindow(int32_t frames);
+  // Fuses and encodes the next window in order into outbound_ (or fails the stream).
+  void Emit(int64_t first_frame, Clock::time_point ready,
+            absl::StatusOr<std::vector<Matrix>> scores);
+  void Fail(absl::StatusCode code, FailureReason reason, const std::string& message);
+  void AddBuffered(int64_t bytes);
+  std::string Label() const;
+  void OnTimer();
+
+  const SessionServices services_;
+  const StreamLimits& limits_;
+  grpc::CallbackServerContext* const context_;
+  const uint64_t id_;
+  std::shared_ptr<StreamSession> self_;  // set by Start, dropped in OnDone
+
+  std::mutex mu_;
+  Phase phase_ = Phase::kAwaitConfig;
+  bool has_slot_ = false;
+  bool read_in_flight_ = false;
+  bool write_in_flight_ = false;
+  int starting_ = 0;  // reads/writes decided but not yet started (Finish waits for them)
+  bool half_closed_ = false;
+  bool draining_ = false;
+  bool finish_called_ = false;
+  absl::Status error_;        // the first error; the stream finishes with it
+  v1::ScoreRequest request_;  // the read in flight lands here
+  Outgoing writing_;          // the write in flight
+
+  std::optional<StreamSetup> setup_;
+  std::optional<StreamFusion> fusion_;
+  std::shared_ptr<const FusionSpec> fusion_spec_;  // setup_->fusion, for the windows
+  std::optional<ResponseEncoder> encoder_;
+  std::vector<prometheus::Counter*> frames_received_;
+
+  // Frames read but not yet in a window: pending_frames_ rows from row pending_offset_ of pending_.
+  std::vector<float> pending_;
+  int32_t pending_offset_ = 0;
+  int32_t pending_frames_ = 0;
+  int64_t next_frame_ = 0;    // index the next chunk must start at
+  int64_t window_start_ = 0;  // index of the first pending frame
+  // Per chunk still (partly) pending: its end frame and when it was read.
+  std::deque<std::pair<int64_t, Clock::time_point>> arrivals_;
+
+  int32_t windows_out_ = 0;           // submitted and not yet written
+  std::deque<int64_t> cut_order_;     // first frames of windows submitted, not yet emitted
+  std::map<int64_t, Scored> scored_;  // scored windows waiting for an earlier one
+  std::deque<Outgoing> outbound_;
+  int64_t buffered_bytes_ = 0;
+
+  const Clock::time_point started_ = Clock::now();
+  Clock::time_point last_activity_ = Clock::now();
+  Clock::time_point timer_at_ = Clock::time_point::max();
+};
+
+}  // namespace gmmscore::server

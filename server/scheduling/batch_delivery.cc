@@ -1,0 +1,90 @@
+#include "server/scheduling/batch_delivery.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+namespace gmmscore::server {
+namespace {
+
+// What the delivery tasks of one batch share.
+struct Delivery {
+  Batch batch;
+  BatchScores scores;
+  std::vector<int32_t> first_row;  // per window
+  std::function<void()> release;
+  std::atomic<int32_t> tasks_copying{0};
+};
+
+Matrix CopyRows(const float* from, int32_t first_row, int32_t rows, int32_t states) {
+  Matrix m(rows, states);
+  std::memcpy(m.data.data(), from + size_t(first_row) * size_t(states),
+              m.data.size() * sizeof(float));
+  return m;
+}
+
+// Windows [begin, end): copy their rows, let go of the buffers if this was the last copy, then
+// hand the windows to their sinks.
+void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) {
+  const ModelSet& set = *d->batch.models;
+  std::vector<std::vector<Matrix>> results(end - begin);
+  for (size_t i = begin; i < end; ++i) {
+    const Window& w = d->batch.windows[i];
+    const int32_t rows = w.feats.rows;
+    std::vector<Matrix>& out = results[i - begin];
+    if (d->scores.fused != nullptr && FusedByBackend(set, w)) {
+      out.push_back(CopyRows(d->scores.fused, d->first_row[i], rows, d->scores.states));
+    } else {
+      for (const float* model : d->scores.per_model) {
+        out.push_back(CopyRows(model, d->first_row[i], rows, d->scores.states));
+      }
+    }
+  }
+  if (d->tasks_copying.fetch_sub(1) == 1) d->release();
+  for (size_t i = begin; i < end; ++i) {
+    Window& w = d->batch.windows[i];
+    std::shared_ptr<WindowSink> sink = w.sink;
+    sink->OnWindowScored(std::move(w), std::move(results[i - begin]));
+  }
+}
+
+}  // namespace
+
+void DeliverScores(Batch batch, const BatchScores& scores, TaskQueue* pool,
+                   std::function<void()> release) {
+  auto d = std::make_shared<Delivery>();
+  d->scores = scores;
+  d->release = std::move(release);
+  int32_t row = 0;
+  for (const Window& w : batch.windows) {
+    d->first_row.push_back(row);
+    row += w.feats.rows;
+  }
+  d->batch = std::move(batch);
+  // A few tasks per delivery thread: enough to spread a large batch, few enough that posting
+  // them costs little next to the copies.
+  const size_t windows = d->batch.windows.size();
+  const size_t tasks = std::min(windows, size_t(4 * pool->threads()));
+  if (tasks == 0) {
+    d->release();
+    return;
+  }
+  d->tasks_copying = int32_t(tasks);
+  for (size_t t = 0; t < tasks; ++t) {
+    const size_t begin = windows * t / tasks, end = windows * (t + 1) / tasks;
+    pool->Post([d, begin, end] { DeliverRange(d, begin, end); });
+  }
+}
+
+void DeliverFailure(Batch batch, const absl::Status& status, TaskQueue* pool) {
+  auto shared = std::make_shared<Batch>(std::move(batch));
+  pool->Post([shared, status] {
+    for (Window& w : shared->windows) {
+      std::shared_ptr<WindowSink> sink = w.sink;
+      sink->OnWindowScored(std::move(w), status);
+    }
+  });
+}
+
+}  // namespace gmmscore::server

@@ -1,0 +1,33 @@
+// Handing a scored batch's rows to its windows' streams on the delivery threads: a batch of many
+// streams' windows is cut up, copied and encoded in parallel, never on the thread that waits for
+// the device.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "server/scheduling/batch.h"
+#include "server/scheduling/task_queue.h"
+
+namespace gmmscore::server {
+
+// A scored batch's rows, frames x states each, in the windows' order.
+struct BatchScores {
+  int32_t states = 0;
+  // The fused scores, for the windows FusedByBackend says the backend fused; null: none fused.
+  const float* fused = nullptr;
+  // Each model's scores; may be empty when every window is fused.
+  std::vector<const float*> per_model;
+};
+
+// Copies each window's rows (one matrix where fused, else one per model) and calls its sink, on
+// `pool`. release runs once every window's rows are copied out of the scores' buffers, before all
+// sinks are called.
+void DeliverScores(Batch batch, const BatchScores& scores, TaskQueue* pool,
+                   std::function<void()> release);
+// Every window of the batch gets `status`, on `pool`.
+void DeliverFailure(Batch batch, const absl::Status& status, TaskQueue* pool);
+
+}  // namespace gmmscore::server

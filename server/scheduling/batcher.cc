@@ -1,0 +1,162 @@
+#include "server/scheduling/batcher.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "server/scheduling/score_job.h"
+
+namespace gmmscore::server {
+namespace {
+
+double SecondsBetween(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+}  // namespace
+
+std::shared_ptr<const ModelSet> ModelSet::Make(std::vector<std::shared_ptr<ModelEntry>> models) {
+  auto set = std::make_shared<ModelSet>();
+  for (const auto& m : models) {
+    absl::StrAppend(&set->key, set->key.empty() ? "" : "+", m->name(), "@", m->version());
+  }
+  set->models = std::move(models);
+  return set;
+}
+
+Batcher::Batcher(const BatcherOptions& options, const std::vector<std::unique_ptr<Lane>>& lanes,
+                 TaskQueue* delivery, Metrics* metrics)
+    : options_(options), delivery_(delivery), metrics_(metrics) {
+  for (const auto& lane : lanes) lanes_.push_back({lane.get()});
+  for (size_t i = 0; i < lanes_.size(); ++i) threads_.emplace_back([this, i] { Feed(i); });
+}
+
+Batcher::~Batcher() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+    flush_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void Batcher::Submit(const std::shared_ptr<const ModelSet>& models, Window window) {
+  {
+    std::lock_guard lock(mu_);
+    Queue& q = queues_[models->key];
+    if (q.models == nullptr) q.models = models;
+    window.queued = Clock::now();
+    q.frames += window.feats.rows;
+    q.windows.push_back(std::move(window));
+  }
+  wake_.notify_all();
+}
+
+void Batcher::Flush() {
+  {
+    std::lock_guard lock(mu_);
+    flush_ = true;
+  }
+  wake_.notify_all();
+}
+
+Batcher::Queue* Batcher::PickReady(Clock::time_point now, Clock::time_point* next_check) {
+  const auto delay = std::chrono::duration_cast<Clock::duration>(
+      absl::ToChronoNanoseconds(options_.max_queue_delay));
+  Queue* best = nullptr;
+  *next_check = Clock::time_point::max();
+  for (auto& [key, q] : queues_) {
+    const Clock::time_point due = q.windows.front().queued + delay;
+    if (flush_ || q.frames >= options_.max_batch_frames || now >= due) {
+      // The queue whose oldest window has waited longest goes first.
+      if (best == nullptr || q.windows.front().queued < best->windows.front().queued) best = &q;
+    } else {
+      *next_check = std::min(*next_check, due);
+    }
+  }
+  return best;
+}
+
+bool Batcher::IsLeastLoaded(size_t i) const {
+  for (size_t j = 0; j < lanes_.size(); ++j) {
+    const LaneLoad& other = lanes_[j];
+    if (j == i || other.batches >= other.lane->depth()) continue;
+    if (other.frames < lanes_[i].frames || (other.frames == lanes_[i].frames && j < i)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Batch Batcher::TakeBatch(Queue* q) {
+  Batch batch;
+  batch.models = q->models;
+  // Whole windows in arrival order, up to max_batch_frames (always at least one).
+  while (!q->windows.empty() &&
+         (batch.windows.empty() ||
+          batch.frames + q->windows.front().feats.rows <= options_.max_batch_frames)) {
+    batch.frames += q->windows.front().feats.rows;
+    batch.windows.push_back(std::move(q->windows.front()));
+    q->windows.pop_front();
+  }
+  q->frames -= batch.frames;
+  // An empty queue lets go of its models: an unloaded model is freed once its last stream and
+  // its last window in flight are gone.
+  if (q->windows.empty()) queues_.erase(batch.models->key);
+  return batch;
+}
+
+void Batcher::Feed(size_t i) {
+  LaneLoad& lane = lanes_[i];
+  std::unique_lock lock(mu_);
+  while (true) {
+    Clock::time_point next_check = Clock::time_point::max();
+    Queue* q = nullptr;
+    if (lane.batches < lane.lane->depth()) {
+      q = PickReady(Clock::now(), &next_check);
+      if (q != nullptr && !IsLeastLoaded(i)) {
+        // A lane with less in flight takes this one; look again when something changes.
+        q = nullptr;
+        next_check = Clock::time_point::max();
+      }
+    }
+    if (q == nullptr) {
+      if (stop_ && queues_.empty() && lane.batches == 0) return;
+      if (next_check == Clock::time_point::max()) {
+        wake_.wait(lock);
+      } else {
+        wake_.wait_until(lock, next_check);
+      }
+      continue;
+    }
+    Batch batch = TakeBatch(q);
+    ++lane.batches;
+    lane.frames += batch.frames;
+    lock.unlock();
+    wake_.notify_all();  // the other lanes may now be the least loaded for the next batch
+    const Clock::time_point start = Clock::now();
+    for (const Window& w : batch.windows) {
+      metrics_->queue_wait_seconds.Observe(SecondsBetween(w.queued, start));
+    }
+    metrics_->batch_frames.Observe(double(batch.frames));
+    metrics_->device_frames_scored(lane.lane->device()).Increment(double(batch.frames));
+    for (const auto& m : batch.models->models) {
+      metrics_->frames_scored(m->name()).Increment(double(batch.frames));
+    }
+    const int64_t frames = batch.frames;
+    lane.lane->Run(std::make_unique<ScoreJob>(std::move(batch), delivery_),
+                   [this, i, frames] { Finished(i, frames); });
+    lock.lock();
+  }
+}
+
+void Batcher::Finished(size_t i, int64_t frames) {
+  {
+    std::lock_guard lock(mu_);
+    --lanes_[i].batches;
+    lanes_[i].frames -= frames;
+  }
+  wake_.notify_all();
+}
+
+}  // namespace gmmscore::server

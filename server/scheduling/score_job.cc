@@ -1,0 +1,47 @@
+#include "server/scheduling/score_job.h"
+
+#include <cstring>
+#include <vector>
+
+#include "server/scheduling/batch_delivery.h"
+
+namespace gmmscore::server {
+
+absl::Status ScoreJob::Enqueue(BatchSlot& slot, int32_t residency_index) {
+  const ModelSet& set = *batch_.models;
+  std::vector<const ResidentModel*> models;
+  for (const std::shared_ptr<ModelEntry>& entry : set.models) {
+    models.push_back(&entry->resident(residency_index));
+  }
+  std::vector<FusionSegment> segments;
+  float* staged = slot.staged_feats();
+  for (const Window& w : batch_.windows) {
+    const bool fused = FusedByBackend(set, w);
+    per_model_ = per_model_ || !fused;
+    segments.push_back({w.feats.rows, fused && models.size() > 1 ? w.fusion.get() : nullptr});
+    std::memcpy(staged, w.feats.data.data(), w.feats.data.size() * sizeof(float));
+    staged += w.feats.data.size();
+  }
+  return slot.EnqueueScores(models, segments, int32_t(batch_.frames), per_model_);
+}
+
+void ScoreJob::Complete(BatchSlot& slot, const absl::Status& status,
+                        std::function<void()> release) {
+  if (!status.ok()) {
+    release();
+    DeliverFailure(std::move(batch_), status, delivery_);
+    return;
+  }
+  const ModelSet& set = *batch_.models;
+  BatchScores scores;
+  scores.states = set.models.front()->num_states();
+  scores.fused = slot.fused();
+  if (per_model_ || scores.fused == nullptr) {
+    for (size_t k = 0; k < set.models.size(); ++k) {
+      scores.per_model.push_back(slot.model_scores(int32_t(k)));
+    }
+  }
+  DeliverScores(std::move(batch_), scores, delivery_, std::move(release));
+}
+
+}  // namespace gmmscore::server

@@ -1,0 +1,122 @@
+// gmmscore bench --backend cpu: throughput of the fast path against the OpenBLAS two-kernel
+// path, on a random model of the given size, measured in the same run (DESIGN.md).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "bench/blas_two_kernel_scorer.h"
+#include "kernels/cpu/cpu_scorer.h"
+#include "kernels/cpu/reference_scorer.h"
+#include "kernels/cpu/simd_kernel.h"
+#include "model/random_model.h"
+#include "tools/command_util.h"
+#include "tools/commands.h"
+
+namespace gmmscore {
+namespace {
+
+struct Timing {
+  double median_s;
+  double max_abs_error;
+};
+
+// Median seconds per batch over `iterations`, cycling through distinct random batches, after
+// two warm-up calls; the error is measured on the first frames of the first batch.
+absl::StatusOr<Timing> TimeScorer(const Scorer& scorer, const std::vector<Matrix>& batches,
+                                  int iterations, const Matrix& check_feats,
+                                  const std::vector<double>& check_ref) {
+  Matrix out;
+  for (int i = 0; i < 2; ++i) {
+    if (absl::Status s = scorer.Score(batches[i % batches.size()], &out); !s.ok()) return s;
+  }
+  std::vector<double> times;
+  for (int i = 0; i < iterations; ++i) {
+    const Matrix& feats = batches[i % batches.size()];
+    const auto start = std::chrono::steady_clock::now();
+    if (absl::Status s = scorer.Score(feats, &out); !s.ok()) return s;
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  if (absl::Status s = scorer.Score(check_feats, &out); !s.ok()) return s;
+  double err = 0.0;
+  for (size_t i = 0; i < check_ref.size(); ++i)
+    err = std::max(err, std::abs(out.data[i] - check_ref[i]));
+  return Timing{times[times.size() / 2], err};
+}
+
+}  // namespace
+
+int RunBench(int argc, char** argv) {
+  Args args("bench", "[--backend cpu] [--states N --gauss N --dim N --frames N]");
+  args.Add({"backend", "NAME", "cpu", "cpu"})
+      .Add({"states", "N", "states in the random model", "5000"})
+      .Add({"gauss", "N", "Gaussians per state", "32"})
+      .Add({"dim", "N", "feature dimension", "39"})
+      .Add({"frames", "N", "frames per batch", "512"})
+      .Add({"iterations", "N", "timed batches per measurement (median reported)", "10"})
+      .Add({"threads", "LIST", "thread counts to measure, 0 for all", "1,0"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
+  if (args.Get("backend") != "cpu") {
+    return Fail("bench", absl::UnimplementedError("this build benchmarks --backend cpu only"));
+  }
+  auto states = args.GetInt("states"), gauss = args.GetInt("gauss"), dim = args.GetInt("dim"),
+       frames = args.GetInt("frames"), iterations = args.GetInt("iterations");
+  for (const auto* v : {&states, &gauss, &dim, &frames, &iterations}) {
+    if (!v->ok()) return Fail("bench", v->status());
+    if (**v < 1) return Fail("bench", absl::InvalidArgumentError("sizes must be >= 1"));
+  }
+  std::vector<int> thread_counts;
+  for (const absl::string_view part : absl::StrSplit(args.Get("threads"), ',')) {
+    int n = 0;
+    if (!absl::SimpleAtoi(part, &n) || n < 0) {
+      return Fail("bench", absl::InvalidArgumentError("--threads: a list of counts, 0 for all"));
+    }
+    thread_counts.push_back(n == 0 ? int(std::thread::hardware_concurrency()) : n);
+  }
+
+  RandomModelOptions o;
+  o.num_states = *states;
+  o.min_gauss = o.max_gauss = *gauss;
+  o.dim = *dim;
+  o.mean_offset = -5.0f;
+  const GmmModel model = RandomModel(o, 42);
+  std::vector<Matrix> batches;
+  for (uint32_t i = 0; i < 4; ++i)
+    batches.push_back(RandomFeatures(*frames, *dim, -5.0f, 3.0f, 1000 + i));
+  Matrix check(std::min(*frames, 16), *dim);
+  std::copy_n(batches[0].data.begin(), check.data.size(), check.data.begin());
+  const std::vector<double> check_ref = ReferenceScores(model, check);
+
+  const double gauss_frames = double(model.num_gauss()) * *frames;
+  const double audio_s = *frames / 100.0;
+  std::printf(
+      "gmmscore bench: model %d states x %d Gaussians x %d dims (%lld Gaussians), batch "
+      "%d frames, %d timed batches (median), SIMD target %s\n",
+      *states, *gauss, *dim, static_cast<long long>(model.num_gauss()), *frames, *iterations,
+      SimdTargetName());
+  std::printf("%-8s %-26s %12s %16s %10s %12s\n", "threads", "path", "ms/batch", "Gauss-frames/s",
+              "RTF", "max|err|");
+  for (int threads : thread_counts) {
+    CpuScorer fast(model, threads);
+    BlasTwoKernelScorer peer(model, threads);
+    double fast_s = 0, peer_s = 0;
+    for (const Scorer* scorer :
+         {static_cast<const Scorer*>(&fast), static_cast<const Scorer*>(&peer)}) {
+      auto t = TimeScorer(*scorer, batches, *iterations, check, check_ref);
+      if (!t.ok()) return Fail("bench", t.status());
+      (scorer == &fast ? fast_s : peer_s) = t->median_s;
+      std::printf("%-8d %-26s %12.3f %16.3e %10.5f %12.2e\n", threads, scorer->name().c_str(),
+                  t->median_s * 1e3, gauss_frames / t->median_s, t->median_s / audio_s,
+                  t->max_abs_error);
+    }
+    std::printf("%-8d ratio cpu-simd / two-kernel: %.2fx\n", threads, peer_s / fast_s);
+  }
+  return 0;
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,52 @@
+#include "tools/command_util.h"
+
+#include <cstdio>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "util/status_macros.h"
+
+namespace gmmscore {
+
+int ParseOrExit(Args& args, int argc, char** argv) {
+  args.Add({"help", "", "print this help"});
+  if (absl::Status s = args.Parse(argc, argv, 2); !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (args.GetBool("help")) {
+    std::fputs(args.Help().c_str(), stdout);
+    return 0;
+  }
+  return -1;
+}
+
+int Fail(const std::string& command, const absl::Status& status) {
+  std::fprintf(stderr, "gmmscore %s: %s\n", command.c_str(), std::string(status.message()).c_str());
+  return 1;
+}
+
+void AddFusionOptions(Args& args) {
+  args.Add({"fusion", "RULE", "with several models: max, log-linear, log-add or select", "max"})
+      .Add({"weights", "W1,W2,...", "fusion weights, one per model (default equal)"})
+      .Add({"select-window", "N", "frames summed by the select rule", "50"});
+}
+
+absl::StatusOr<FusionSpec> FusionFromArgs(const Args& args) {
+  FusionSpec spec;
+  GMM_ASSIGN_OR_RETURN(spec.rule, ParseFusionRule(args.Get("fusion")));
+  GMM_ASSIGN_OR_RETURN(spec.select_window, args.GetInt("select-window"));
+  if (args.Has("weights")) {
+    for (const absl::string_view part : absl::StrSplit(args.Get("weights"), ',')) {
+      float w = 0;
+      if (!absl::SimpleAtof(part, &w)) {
+        return absl::InvalidArgumentError(absl::StrCat("--weights: '", part, "' is not a number"));
+      }
+      spec.weights.push_back(w);
+    }
+  }
+  return spec;
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,26 @@
+// Helpers shared by the subcommands: option parsing with --help, error reporting, fusion options.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/fusion.h"
+#include "tools/args.h"
+
+namespace gmmscore {
+
+// Parses argv[2..] into args. Returns an exit code to stop with (0 after --help, 2 on a usage
+// error), or -1 to go on.
+int ParseOrExit(Args& args, int argc, char** argv);
+
+// Prints "gmmscore COMMAND: message" to stderr and returns exit code 1.
+int Fail(const std::string& command, const absl::Status& status);
+
+// --fusion, --weights and --select-window, declared once for every command that fuses models.
+void AddFusionOptions(Args& args);
+// Their values (the spec is not yet checked against the number of models: ValidateFusion).
+absl::StatusOr<FusionSpec> FusionFromArgs(const Args& args);
+
+}  // namespace gmmscore

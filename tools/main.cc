@@ -1,0 +1,42 @@
+// gmmscore: the command-line tool. One binary, subcommands (DESIGN.md "Contracts").
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "tools/commands.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: gmmscore COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  score     score feature frames against one or more models (offline)\n"
+    "  convert   convert a model between Kaldi, HTK, Sphinx and native formats\n"
+    "  info      describe a model\n"
+    "  bench     measure scoring throughput against the two-kernel BLAS path\n"
+    "  stream    score through a gmmscored (same output as score)\n"
+    "  bench-stream  load-test a gmmscored with real-time streams\n"
+    "  health    ask a gmmscored whether it is serving\n"
+    "\n"
+    "Run 'gmmscore COMMAND --help' for a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  if (command == "score") return gmmscore::RunScore(argc, argv);
+  if (command == "convert") return gmmscore::RunConvert(argc, argv);
+  if (command == "info") return gmmscore::RunInfo(argc, argv);
+  if (command == "bench") return gmmscore::RunBench(argc, argv);
+  if (command == "stream") return gmmscore::RunStream(argc, argv);
+  if (command == "bench-stream") return gmmscore::RunBenchStream(argc, argv);
+  if (command == "health") return gmmscore::RunHealth(argc, argv);
+  std::fprintf(stderr, "gmmscore: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}

@@ -1,0 +1,390 @@
+// gmmscore bench-stream: a load generator for gmmscored. N streams, each paced at real time
+// (100 frames/s) in chunks of C frames, for a given time; reports the streams that kept up, the
+// frames/s scored, and the window latency percentiles, measured from the moment the chunk
+// holding a window's last frame was handed to gRPC to the moment its scores arrived (and were
+// decoded, as a decoder would).
+//
+// Thousands of streams: each is a gRPC callback reactor (no thread of its own); a few pacer
+// threads hand every stream its chunks on schedule, and the streams are spread over several
+// channels, each its own TCP connection.
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/scorer_client.h"
+#include "model/random_model.h"
+#include "proto/wire_codec.h"
+#include "tools/command_util.h"
+#include "tools/commands.h"
+#include "tools/stream_options.h"
+
+namespace gmmscore {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kFramesPerSecond = 100.0;
+
+struct BenchOptions {
+  v1::StreamConfig config;
+  int32_t chunk_frames = 10;
+  int64_t frames_per_stream = 0;
+  double warmup_s = 0;
+  const Matrix* pool = nullptr;  // feature rows the chunks are cut from
+  Clock::time_point start;       // the run's clock: set once every stream is open
+};
+
+// One stream: writes its config, then each chunk when the pacer says it is due (behind a write
+// still in flight, if any: then it is late), then End; reads and decodes every window. gRPC may
+// run a reaction on the thread that starts an operation, so operations start after mu_ is let go.
+class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::ScoreResponse> {
+ public:
+  BenchStream(v1::Scorer::Stub* stub, const BenchOptions& o)
+      : o_(o),
+        chunks_((o.frames_per_stream + o.chunk_frames - 1) / o.chunk_frames),
+        period_(std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(o.chunk_frames / kFramesPerSecond))),
+        sent_ns_(size_t(chunks_)) {
+    stub->async()->Score(&context_, this);
+  }
+
+  // Starts the call with the stream's config.
+  void Open() {
+    v1::ScoreRequest config;
+    *config.mutable_config() = o_.config;
+    const v1::ScoreRequest* write = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      write = Queue(std::move(config));
+    }
+    StartRead(&response_);
+    if (write != nullptr) StartWrite(write);
+    StartCall();
+  }
+
+  // Until the config is written (or the stream ended): real time starts once every stream is
+  // open, so that opening thousands of streams makes no sender late.
+  void WaitUntilOpen() {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [this] { return open_ || done_; });
+  }
+
+  // The first chunk is due at o.start + phase; before the pacer starts.
+  void Schedule(Clock::duration phase) { first_due_ = o_.start + phase; }
+
+  // When the next chunk is due; time_point::max() once all are handed over. Like SendDue, called
+  // by the stream's pacer only.
+  Clock::time_point NextDue() const {
+    return next_chunk_ < chunks_ ? Due(next_chunk_) : Clock::time_point::max();
+  }
+
+  // Hands gRPC every chunk due by now, and End after the last.
+  void SendDue(Clock::time_point now) {
+    const v1::ScoreRequest* write = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      for (; next_chunk_ < chunks_ && Due(next_chunk_) <= now; ++next_chunk_) {
+        const int64_t first = next_chunk_ * o_.chunk_frames;
+        const int32_t n = int32_t(std::min<int64_t>(o_.chunk_frames, o_.frames_per_stream - first));
+        const int32_t at = int32_t(first % (o_.pool->rows - o_.chunk_frames));
+        v1::ScoreRequest request;
+        v1::FeatureChunk* chunk = request.mutable_features();
+        chunk->set_first_frame(first);
+        wire::AppendFloat32({o_.pool->row(at), size_t(n) * size_t(o_.pool->cols)},
+                            chunk->mutable_data());
+        if (const v1::ScoreRequest* w = Queue(std::move(request)); w != nullptr) write = w;
+      }
+      if (next_chunk_ == chunks_ && !end_queued_) {
+        end_queued_ = true;
+        v1::ScoreRequest end;
+        end.mutable_end();
+        if (const v1::ScoreRequest* w = Queue(std::move(end)); w != nullptr) write = w;
+      }
+    }
+    if (write != nullptr) StartWrite(write);
+  }
+
+  void OnWriteDone(bool ok) override {
+    const v1::ScoreRequest* write = nullptr;
+    bool writes_done = false;
+    {
+      std::lock_guard lock(mu_);
+      writing_ = false;
+      if (!ok) {
+        broken_ = true;  // the call is over; OnDone has its status
+        return;
+      }
+      writes_done = writes_.front().has_end();
+      if (writes_.front().has_config()) {
+        open_ = true;
+        changed_.notify_all();
+      }
+      if (!writes_done) {
+        writes_.pop_front();
+        write = NextWrite();
+      }
+    }
+    if (writes_done) StartWritesDone();
+    if (write != nullptr) StartWrite(write);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the server finished the stream
+    const int64_t now_ns = (Clock::now() - o_.start).count();
+    const absl::Status decoded = client::DecodeResponse(response_, {}, &window_);
+    bool keep_reading = false;
+    {
+      std::lock_guard lock(mu_);
+      if (decoded.ok() && window_.first_frame == frames_scored_) {
+        frames_scored_ += window_.scores.rows;
+        const int64_t last = window_.first_frame + window_.scores.rows - 1;
+        if (double(now_ns) * 1e-9 >= o_.warmup_s) {
+          latencies_s_.push_back(double(now_ns - sent_ns_[size_t(last / o_.chunk_frames)]) * 1e-9);
+        }
+        keep_reading = true;
+      } else if (error_.ok()) {
+        error_ =
+            decoded.ok()
+                ? absl::DataLossError(absl::StrCat("a window starts at frame ", window_.first_frame,
+                                                   ", expected ", frames_scored_))
+                : decoded;
+      }
+    }
+    if (keep_reading) {
+      StartRead(&response_);
+    } else {
+      context_.TryCancel();
+    }
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    std::lock_guard lock(mu_);
+    if (error_.ok() && !status.ok()) {
+      error_ = absl::Status(absl::StatusCode(status.error_code()), status.error_message());
+    }
+    done_ = true;
+    changed_.notify_all();
+  }
+
+  void WaitUntilDone() {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [this] { return done_; });
+  }
+
+  // After WaitUntilDone.
+  const absl::Status& error() const { return error_; }
+  int64_t frames_scored() const { return frames_scored_; }
+  double worst_lag_s() const { return std::chrono::duration<double>(worst_lag_).count(); }
+  const std::vector<double>& latencies_s() const { return latencies_s_; }
+
+ private:
+  Clock::time_point Due(int64_t chunk) const { return first_due_ + chunk * period_; }
+
+  // With mu_ held: queues a message; returns it when it is to be written now.
+  const v1::ScoreRequest* Queue(v1::ScoreRequest request) {
+    writes_.push_back(std::move(request));
+    return writing_ || broken_ ? nullptr : NextWrite();
+  }
+  // With mu_ held: the front message, marked as being written, or null when none is queued.
+  const v1::ScoreRequest* NextWrite() {
+    if (writes_.empty()) return nullptr;
+    const v1::ScoreRequest& next = writes_.front();
+    if (next.has_features()) {
+      // Handed to gRPC now: the latency of its windows counts from here, and the lag is how
+      // late that is.
+      const Clock::time_point now = Clock::now();
+      const int64_t chunk = next.features().first_frame() / o_.chunk_frames;
+      sent_ns_[size_t(chunk)] = (now - o_.start).count();
+      worst_lag_ = std::max(worst_lag_, now - Due(chunk));
+    }
+    writing_ = true;
+    return &next;
+  }
+
+  const BenchOptions& o_;
+  const int64_t chunks_;
+  const Clock::duration period_;
+  Clock::time_point first_due_;
+  grpc::ClientContext context_;
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool open_ = false;                    // the config is written
+  std::deque<v1::ScoreRequest> writes_;  // the front one is being written
+  bool writing_ = false;
+  bool broken_ = false;  // a write failed: nothing more is written
+  bool end_queued_ = false;
+  int64_t next_chunk_ = 0;
+  std::vector<int64_t> sent_ns_;  // per chunk, since the start
+  Clock::duration worst_lag_{0};
+  v1::ScoreResponse response_;
+  client::ScoreWindow window_;
+  int64_t frames_scored_ = 0;
+  std::vector<double> latencies_s_;  // windows after the warm-up
+  absl::Status error_;
+  bool done_ = false;
+};
+
+// A pacer thread: hands each of its streams every chunk when due, earliest first.
+void Pace(const std::vector<BenchStream*>& streams) {
+  using Entry = std::pair<Clock::time_point, BenchStream*>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> due;
+  for (BenchStream* s : streams) due.emplace(s->NextDue(), s);
+  while (!due.empty()) {
+    auto [when, stream] = due.top();
+    due.pop();
+    if (when != Clock::time_point::max()) std::this_thread::sleep_until(when);
+    stream->SendDue(Clock::now());
+    if (const Clock::time_point next = stream->NextDue(); next != Clock::time_point::max()) {
+      due.emplace(next, stream);
+    }
+  }
+}
+
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  const size_t i = std::min(sorted.size() - 1, size_t(p / 100.0 * double(sorted.size())));
+  return sorted[i];
+}
+
+absl::StatusOr<v1::StreamConfig::Encoding> ParseEncoding(const std::string& name) {
+  if (name == "float32") return v1::StreamConfig::FLOAT32;
+  if (name == "float16") return v1::StreamConfig::FLOAT16;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--encoding '", name, "': expected float32 or float16"));
+}
+
+}  // namespace
+
+int RunBenchStream(int argc, char** argv) {
+  Args args("bench-stream", "--server HOST:PORT --model NAME [--streams N] [options]");
+  AddChannelOptions(args);
+  args.Add({"model", "NAME", "model name on the server"})
+      .Add({"streams", "N", "concurrent streams", "64"})
+      .Add({"chunk-frames", "C", "frames per message; one every C x 10 ms per stream", "10"})
+      .Add({"window", "W", "frames per response window", "10"})
+      .Add({"encoding", "NAME", "scores as float32 or float16", "float32"})
+      .Add({"seconds", "S", "audio seconds per stream", "20"})
+      .Add({"warmup-seconds", "S", "windows in the first S seconds are not measured", "2"})
+      .Add({"max-lag-ms", "MS",
+            "a stream keeps real time if no chunk of it was handed to gRPC later than this after "
+            "its due time",
+            "100"})
+      .Add(
+          {"connections", "N", "TCP connections the streams are spread over (0: one per 100)", "0"})
+      .Add({"pacer-threads", "N", "threads that send the streams' chunks on schedule", "4"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
+  if (!args.Has("model"))
+    return Fail("bench-stream", absl::InvalidArgumentError("--model is required"));
+  auto streams = args.GetInt("streams"), chunk = args.GetInt("chunk-frames"),
+       window = args.GetInt("window"), connections = args.GetInt("connections"),
+       pacers = args.GetInt("pacer-threads");
+  auto seconds = args.GetDouble("seconds"), warmup = args.GetDouble("warmup-seconds"),
+       max_lag_ms = args.GetDouble("max-lag-ms");
+  auto encoding = ParseEncoding(args.Get("encoding"));
+  for (const absl::Status& s :
+       {streams.status(), chunk.status(), window.status(), connections.status(), pacers.status(),
+        seconds.status(), warmup.status(), max_lag_ms.status(), encoding.status()}) {
+    if (!s.ok()) return Fail("bench-stream", s);
+  }
+  if (*streams < 1 || *chunk < 1 || *window < 1 || *seconds <= 0 || *connections < 0 ||
+      *pacers < 1) {
+    return Fail("bench-stream",
+                absl::InvalidArgumentError("--streams, --chunk-frames, --window, --seconds and "
+                                           "--pacer-threads must be > 0, --connections >= 0"));
+  }
+  const int32_t num_connections = *connections > 0 ? *connections : (*streams + 99) / 100;
+  // Each connection a channel with a subchannel pool of its own, hence its own TCP connection.
+  std::vector<std::unique_ptr<v1::Scorer::Stub>> stubs;
+  std::shared_ptr<grpc::Channel> first_channel;
+  for (int32_t i = 0; i < num_connections; ++i) {
+    auto channel = ChannelFromArgs(args, /*own_connection=*/num_connections > 1);
+    if (!channel.ok()) return Fail("bench-stream", channel.status());
+    if (i == 0) first_channel = *channel;
+    stubs.push_back(v1::Scorer::NewStub(*channel));
+  }
+  auto info = client::AdminClient(first_channel).Get(args.Get("model"));
+  if (!info.ok()) return Fail("bench-stream", info.status());
+
+  BenchOptions o;
+  o.config.add_models(args.Get("model"));
+  o.config.set_dim(info->dim());
+  o.config.set_window_frames(*window);
+  o.config.set_encoding(*encoding);
+  o.chunk_frames = *chunk;
+  o.frames_per_stream = int64_t(*seconds * kFramesPerSecond);
+  o.warmup_s = *warmup;
+  const Matrix pool = RandomFeatures(std::max(1000, 2 * *chunk), info->dim(), 0.0f, 3.0f, 1);
+  o.pool = &pool;
+
+  std::fprintf(stderr,
+               "gmmscore bench-stream: %d streams x %.0f s at %.0f frames/s, chunks of %d frames, "
+               "window %d, %s, model %s (%d states x %lld Gaussians x %d dims) on %s over %d "
+               "connection%s\n",
+               *streams, *seconds, kFramesPerSecond, *chunk, *window, args.Get("encoding").c_str(),
+               info->name().c_str(), info->num_states(),
+               static_cast<long long>(info->num_gaussians()), info->dim(),
+               args.Get("server").c_str(), num_connections, num_connections > 1 ? "s" : "");
+  std::vector<std::unique_ptr<BenchStream>> bench(static_cast<size_t>(*streams));
+  std::vector<std::vector<BenchStream*>> paced(static_cast<size_t>(*pacers));
+  for (int i = 0; i < *streams; ++i) {
+    o.config.set_stream_id(absl::StrCat("bench-", i));
+    bench[size_t(i)] = std::make_unique<BenchStream>(stubs[size_t(i % num_connections)].get(), o);
+    bench[size_t(i)]->Open();
+    paced[size_t(i % *pacers)].push_back(bench[size_t(i)].get());
+  }
+  for (const auto& s : bench) s->WaitUntilOpen();
+  // Streams start spread over one chunk period, as independent real-time sources would.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> phase(0.0, *chunk / kFramesPerSecond);
+  o.start = Clock::now();
+  for (const auto& s : bench) {
+    s->Schedule(
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(phase(rng))));
+  }
+  std::vector<std::thread> pacer_threads;
+  for (const std::vector<BenchStream*>& group : paced) pacer_threads.emplace_back(Pace, group);
+  for (std::thread& t : pacer_threads) t.join();
+  for (const auto& s : bench) s->WaitUntilDone();
+  const double wall = std::chrono::duration<double>(Clock::now() - o.start).count();
+
+  int ok = 0, kept_up = 0;
+  int64_t frames = 0;
+  std::vector<double> latencies;
+  absl::Status first_error;
+  for (const auto& s : bench) {
+    frames += s->frames_scored();
+    latencies.insert(latencies.end(), s->latencies_s().begin(), s->latencies_s().end());
+    if (!s->error().ok()) {
+      if (first_error.ok()) first_error = s->error();
+      continue;
+    }
+    ++ok;
+    if (s->worst_lag_s() * 1000.0 <= *max_lag_ms) ++kept_up;
+  }
+  std::sort(latencies.begin(), latencies.end());
+  std::printf("streams: %d of %d finished OK, %d kept real time (sender never > %.0f ms late)\n",
+              ok, *streams, kept_up, *max_lag_ms);
+  std::printf("frames:  %lld scored in %.1f s, %.0f frames/s (%.1fx real time)\n",
+              static_cast<long long>(frames), wall, double(frames) / wall,
+              double(frames) / wall / kFramesPerSecond);
+  std::printf(
+      "window latency (last frame sent -> scores received), %zu windows after %.0f s: "
+      "p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+      latencies.size(), *warmup, 1e3 * Percentile(latencies, 50), 1e3 * Percentile(latencies, 95),
+      1e3 * Percentile(latencies, 99), latencies.empty() ? 0.0 : 1e3 * latencies.back());
+  if (!first_error.ok()) return Fail("bench-stream", first_error);
+  return 0;
+}
+
+}  // namespace gmmscore

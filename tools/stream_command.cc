@@ -1,0 +1,179 @@
+// gmmscore stream: `gmmscore score` through a gmmscored. Each utterance is one Score stream
+// (FLOAT32), several in flight at once; the archive is written in input order, so the output is
+// the same bytes `gmmscore score` writes for the same models and features.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <future>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/scorer_client.h"
+#include "formats/matrix_table.h"
+#include "tools/command_util.h"
+#include "tools/commands.h"
+#include "tools/stream_options.h"
+
+namespace gmmscore {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+v1::StreamConfig::Fusion ToProto(FusionRule rule) {
+  switch (rule) {
+    case FusionRule::kLogLinear:
+      return v1::StreamConfig::LOG_LINEAR;
+    case FusionRule::kLogAdd:
+      return v1::StreamConfig::LOG_ADD;
+    case FusionRule::kSelectBest:
+      return v1::StreamConfig::SELECT;
+    case FusionRule::kMax:
+      break;
+  }
+  return v1::StreamConfig::MAX;
+}
+
+// One utterance through one stream; the scores of its windows, in order.
+absl::StatusOr<Matrix> ScoreUtterance(const std::shared_ptr<grpc::Channel>& channel,
+                                      v1::StreamConfig config, const Matrix& feats,
+                                      int32_t chunk_frames) {
+  config.set_dim(feats.cols);
+  Matrix scores;
+  client::ScoreStream::Options options;
+  options.chunk_frames = chunk_frames;
+  options.keep_scores = false;
+  options.on_window = [&scores](const client::ScoreWindow& w) {
+    scores.cols = w.scores.cols;
+    scores.rows += w.scores.rows;
+    scores.data.insert(scores.data.end(), w.scores.data.begin(), w.scores.data.end());
+  };
+  auto stream = client::ScoreStream::Open(channel, config, std::move(options));
+  if (!stream.ok()) return stream.status();
+  absl::Status s = (*stream)->Push(feats);
+  if (s.ok()) s = (*stream)->End();
+  if (s.ok()) s = (*stream)->Finish();
+  if (!s.ok()) return s;
+  if (scores.rows != feats.rows) {
+    return absl::DataLossError(
+        absl::StrCat(feats.rows, " frames sent, scores for ", scores.rows, " received"));
+  }
+  return scores;
+}
+
+}  // namespace
+
+int RunStream(int argc, char** argv) {
+  Args args("stream", "--server HOST:PORT --model NAME --feats RSPEC --out WSPEC [options]");
+  AddChannelOptions(args);
+  args.Add({"model", "NAME", "model name on the server; several are fused", "", true})
+      .Add({"feats", "RSPEC", "features: ark:F, ark,t:F, scp:F, htk:F, sphinx:F, ..."})
+      .Add({"out", "WSPEC", "scores (frames x states): ark:F, ark,t:F, ark,scp:F,S, ark:-"});
+  AddFusionOptions(args);
+  args.Add({"window", "N", "frames per response window; 0: the server's default", "100"})
+      .Add({"chunk-frames", "N", "frames per message sent", "100"})
+      .Add({"parallel", "N", "utterances streamed at once", "4"})
+      .Add({"quiet", "", "no progress or summary on stderr"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
+  const std::vector<std::string> models = args.GetAll("model");
+  if (models.empty() || !args.Has("feats") || !args.Has("out")) {
+    std::fprintf(stderr, "gmmscore stream: --server, --model, --feats and --out are required\n%s",
+                 args.Help().c_str());
+    return 2;
+  }
+  auto window = args.GetInt("window"), chunk = args.GetInt("chunk-frames"),
+       parallel = args.GetInt("parallel");
+  auto fusion = FusionFromArgs(args);
+  for (const absl::Status& s :
+       {window.status(), chunk.status(), parallel.status(), fusion.status()}) {
+    if (!s.ok()) return Fail("stream", s);
+  }
+  if (*chunk < 1 || *parallel < 1 || *window < 0) {
+    return Fail("stream", absl::InvalidArgumentError(
+                              "--chunk-frames and --parallel must be >= 1, --window >= 0"));
+  }
+  v1::StreamConfig config;
+  for (const std::string& m : models) config.add_models(m);
+  config.set_fusion(ToProto(fusion->rule));
+  config.set_select_window(fusion->select_window);
+  config.set_window_frames(*window);
+  for (float w : fusion->weights) config.add_weights(w);
+  auto channel = ChannelFromArgs(args);
+  if (!channel.ok()) return Fail("stream", channel.status());
+  auto reader = MatrixTableReader::Open(args.Get("feats"));
+  if (!reader.ok()) return Fail("stream", reader.status());
+  auto writer = MatrixTableWriter::Open(args.Get("out"));
+  if (!writer.ok()) return Fail("stream", writer.status());
+
+  const bool quiet = args.GetBool("quiet");
+  const Clock::time_point start = Clock::now();
+  Clock::time_point last_progress = start;
+  int64_t utterances = 0, frames = 0;
+  struct InFlight {
+    std::string key;
+    int32_t frames;
+    std::future<absl::StatusOr<Matrix>> scores;
+  };
+  std::deque<InFlight> in_flight;
+  // Writes the oldest utterance once its stream is done (keeping the input order).
+  auto write_oldest = [&]() -> absl::Status {
+    InFlight done = std::move(in_flight.front());
+    in_flight.pop_front();
+    absl::StatusOr<Matrix> scores = done.scores.get();
+    if (!scores.ok()) {
+      return absl::Status(scores.status().code(),
+                          absl::StrCat("utterance ", done.key, ": ", scores.status().message()));
+    }
+    if (absl::Status s = (*writer)->Write(done.key, *scores); !s.ok()) return s;
+    ++utterances;
+    frames += done.frames;
+    if (!quiet && Seconds(last_progress) >= 2.0) {
+      last_progress = Clock::now();
+      const double t = Seconds(start);
+      std::fprintf(stderr, "%sstreamed %lld utterances, %lld frames, %.1f s, %.0f frames/s%s",
+                   isatty(2) ? "\r" : "", static_cast<long long>(utterances),
+                   static_cast<long long>(frames), t, double(frames) / t, isatty(2) ? "" : "\n");
+    }
+    return absl::OkStatus();
+  };
+  std::string key;
+  Matrix feats;
+  while (true) {
+    auto more = (*reader)->Next(&key, &feats);
+    if (!more.ok()) return Fail("stream", more.status());
+    if (!*more) break;
+    v1::StreamConfig utterance_config = config;
+    utterance_config.set_stream_id(key);
+    in_flight.push_back({key, feats.rows,
+                         std::async(std::launch::async, ScoreUtterance, *channel,
+                                    std::move(utterance_config), std::move(feats), *chunk)});
+    if (int32_t(in_flight.size()) >= *parallel) {
+      if (absl::Status s = write_oldest(); !s.ok()) return Fail("stream", s);
+    }
+  }
+  while (!in_flight.empty()) {
+    if (absl::Status s = write_oldest(); !s.ok()) return Fail("stream", s);
+  }
+  if (absl::Status s = (*writer)->Close(); !s.ok()) return Fail("stream", s);
+  if (!quiet) {
+    const double t = Seconds(start);
+    if (isatty(2) && Seconds(start) >= 2.0) std::fputc('\n', stderr);
+    std::fprintf(stderr,
+                 "gmmscore stream: %lld utterances, %lld frames through %s -> %s\n"
+                 "  %.3f s, real-time factor %.4f\n",
+                 static_cast<long long>(utterances), static_cast<long long>(frames),
+                 args.Get("server").c_str(), (*writer)->description().c_str(), t,
+                 frames > 0 ? t / (double(frames) / 100.0) : 0.0);
+  }
+  return 0;
+}
+
+}  // namespace gmmscore
