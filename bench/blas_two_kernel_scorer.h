@@ -1,7 +1,8 @@
-// The CPU peer that benchmarks measure against (DESIGN.md, "Numbers that matter"): the
-// "two-kernel" path of paper gmm-scoring-on-gpu.md section 3. An OpenBLAS SGEMM of the expanded
-// form [K, mu/var, -1/(2 var)] . [1, x, x^2] writes the whole Gaussians x frames matrix, then a
-// vectorised log-add pass reduces it per state.
+// The CPU peer that benchmarks measure against (docs/PERFORMANCE.md): the
+// "two-kernel" path of Vaněk, Trmal, Psutka and Psutka, "Optimization of the Gaussian Mixture Model
+// Evaluation on GPU", Interspeech 2011 section 3. An OpenBLAS SGEMM of the expanded form [K,
+// mu/var, -1/(2 var)] . [1, x, x^2] writes the whole Gaussians x frames matrix, then a vectorised
+// log-add pass reduces it per state.
 #pragma once
 
 #include <vector>

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "proto/wire_codec.h"
+#include "util/status_macros.h"
 
 namespace gmmscore::client {
 namespace {
@@ -58,17 +59,12 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ChannelOptions&
   } else {
     grpc::SslCredentialsOptions ssl;
     if (!options.ca_cert_file.empty()) {
-      absl::StatusOr<std::string> ca = ReadPem(options.ca_cert_file, "CA certificate");
-      if (!ca.ok()) return ca.status();
-      ssl.pem_root_certs = *ca;
+      GMM_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPem(options.ca_cert_file, "CA certificate"));
     }
     if (!options.client_cert_file.empty() || !options.client_key_file.empty()) {
-      absl::StatusOr<std::string> cert = ReadPem(options.client_cert_file, "client certificate");
-      if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadPem(options.client_key_file, "client key");
-      if (!key.ok()) return key.status();
-      ssl.pem_cert_chain = *cert;
-      ssl.pem_private_key = *key;
+      GMM_ASSIGN_OR_RETURN(ssl.pem_cert_chain,
+                           ReadPem(options.client_cert_file, "client certificate"));
+      GMM_ASSIGN_OR_RETURN(ssl.pem_private_key, ReadPem(options.client_key_file, "client key"));
     }
     if (!options.server_name_override.empty()) {
       args.SetSslTargetNameOverride(options.server_name_override);

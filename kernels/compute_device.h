@@ -48,13 +48,15 @@ struct FusionSegment {
 class BatchSlot {
  public:
   virtual ~BatchSlot() = default;
-  // Where the caller puts the next batch's features: rows of dim floats, room for the frames and
-  // the largest dimension the slot was prepared for.
-  virtual float* staged_feats() = 0;
-  // Scores the `frames` staged frames against models (same states and dimension, resident on
-  // this device), fuses each segment where the device fuses (fuses()), and makes every model's
-  // scores readable when copy_model_scores or the device does not fuse. On a failure nothing is
-  // left in flight.
+  // Makes room for a batch of `frames` frames against models (same states and dimension, resident
+  // on this device; a set of several models may grow the slot's buffers at its first batch) and
+  // returns where the caller puts the batch's features: frames rows of dim floats, valid until
+  // the batch is enqueued.
+  virtual absl::StatusOr<float*> Stage(std::span<const ResidentModel* const> models,
+                                       int32_t frames) = 0;
+  // Scores the `frames` staged frames against the models given to Stage, fuses each segment where
+  // the device fuses, and makes every model's scores readable when copy_model_scores or the device
+  // does not fuse. On a failure nothing is left in flight.
   virtual absl::Status EnqueueScores(std::span<const ResidentModel* const> models,
                                      std::span<const FusionSegment> segments, int32_t frames,
                                      bool copy_model_scores) = 0;

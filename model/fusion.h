@@ -1,5 +1,6 @@
 // Fusion of several models' scores for the same frames and the same states (paper
-// gmm-scoring-on-gpu.md, section 1: speaker- or condition-specific models scored together):
+// Vaněk, Trmal, Psutka and Psutka, "Optimization of the Gaussian Mixture Model Evaluation on GPU",
+// Interspeech 2011, section 1: speaker- or condition-specific models scored together):
 //   max         per frame and state, the best model's log-likelihood;
 //   log-linear  sum_k w_k log p_k (a weighted product of likelihoods);
 //   log-add     log sum_k w_k p_k (linear interpolation of likelihoods; weights sum to 1);

@@ -3,7 +3,8 @@
 // number of Gaussians, plus the HMM side (TransitionModel) for alignment.
 //
 // Parameters are kept as float, as every supported file format stores them; the derived
-// constants of the expanded form (paper gmm-scoring-on-gpu.md eq. 1-2) are computed in double:
+// constants of the expanded form (Vaněk, Trmal, Psutka and Psutka, "Optimization of the Gaussian
+// Mixture Model Evaluation on GPU", Interspeech 2011 eq. 1-2) are computed in double:
 //   log N_g(x) + log w_g = K_g + sum_d x_d * u_gd + x_d^2 * v_gd
 //   u_gd = mu_gd / var_gd,  v_gd = -1 / (2 var_gd),
 //   K_g  = log w_g - D/2 log(2 pi) - 1/2 sum_d log var_gd - 1/2 sum_d mu_gd^2 / var_gd.

@@ -8,7 +8,9 @@ packages=(
   libabsl-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   prometheus-cpp-dev libfst-dev libhwy-dev libopenblas-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  pocketsphinx-testdata
+  # What the tests use: a real Sphinx continuous model and .mfc files, the semi-continuous en-us
+  # model the Sphinx reader must refuse, and the openssl command for the TLS tests' certificates.
+  pocketsphinx-testdata pocketsphinx-en-us openssl
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #include "server/config.h"
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 
 namespace gmmscore::server {
 
@@ -83,7 +84,7 @@ absl::Status ValidateConfig(const ServerConfig& c) {
         "give --tls-cert and --tls-key, or --plaintext to serve without transport security");
   }
   for (const ModelSpec& m : c.models) {
-    if (absl::Status st = ValidateModelName(m.name); !st.ok()) return st;
+    GMM_RETURN_IF_ERROR(ValidateModelName(m.name));
   }
   return absl::OkStatus();
 }

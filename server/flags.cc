@@ -14,8 +14,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
+#include "server/config.h"
+#include "util/status_macros.h"
 
-ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "HOST:PORT the gRPC services listen on");
+namespace {
+// The defaults are ServerConfig's (config.h): written once, there.
+const gmmscore::server::ServerConfig& Defaults() {
+  static const gmmscore::server::ServerConfig defaults;
+  return defaults;
+}
+}  // namespace
+
+ABSL_FLAG(std::string, listen, Defaults().listen, "HOST:PORT the gRPC services listen on");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT serving Prometheus metrics at /metrics; empty: no metrics endpoint");
 ABSL_FLAG(std::vector<std::string>, model, {},
@@ -23,39 +33,45 @@ ABSL_FLAG(std::vector<std::string>, model, {},
           "commas)");
 ABSL_FLAG(std::string, model_root, "",
           "directory ModelAdmin.LoadModel paths are confined to; empty: run-time loads refused");
-ABSL_FLAG(std::string, backend, "cpu",
+ABSL_FLAG(std::string, backend, Defaults().backend,
           "scoring backend: cpu, cuda or auto (cuda when a GPU is usable, else cpu; says which)");
-ABSL_FLAG(std::string, devices, "all",
+ABSL_FLAG(std::string, devices, Defaults().devices,
           "GPUs to score on with --backend cuda or auto: all, or numbers like 0,1; every model "
           "is resident on each, and each batch goes to the least-loaded one");
-ABSL_FLAG(int32_t, scorer_threads, 0, "CPU threads per backend call; 0: all hardware threads");
-ABSL_FLAG(int32_t, window_frames, 10, "frames per response window when the stream asks for 0");
-ABSL_FLAG(int32_t, max_window_frames, 1000, "largest window a stream may ask for");
-ABSL_FLAG(absl::Duration, max_latency, absl::Milliseconds(100),
+ABSL_FLAG(int32_t, scorer_threads, Defaults().scorer_threads,
+          "CPU threads per backend call; 0: all hardware threads");
+ABSL_FLAG(int32_t, window_frames, Defaults().stream.default_window_frames,
+          "frames per response window when the stream asks for 0");
+ABSL_FLAG(int32_t, max_window_frames, Defaults().stream.max_window_frames,
+          "largest window a stream may ask for");
+ABSL_FLAG(absl::Duration, max_latency, Defaults().stream.default_max_latency,
           "a partial window is sent once its oldest frame waited this long (streams asking 0)");
-ABSL_FLAG(int32_t, max_frames_per_chunk, 1000,
+ABSL_FLAG(int32_t, max_frames_per_chunk, Defaults().stream.max_frames_per_chunk,
           "frames in one FeatureChunk; more ends the stream with INVALID_ARGUMENT");
-ABSL_FLAG(int32_t, max_stream_windows, 8,
+ABSL_FLAG(int32_t, max_stream_windows, Defaults().stream.max_stream_windows,
           "windows of one stream queued, scored or being written; the stream is not read "
           "while this many are out");
-ABSL_FLAG(int32_t, max_batch_frames, 512, "frames per backend call, windows of many streams");
-ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
+ABSL_FLAG(int32_t, max_batch_frames, Defaults().batcher.max_batch_frames,
+          "frames per backend call, windows of many streams");
+ABSL_FLAG(absl::Duration, max_queue_delay, Defaults().batcher.max_queue_delay,
           "longest a window waits for others to batch with");
-ABSL_FLAG(int32_t, batch_workers, 1,
+ABSL_FLAG(int32_t, batch_workers, Defaults().batcher.workers,
           "CPU backend: batches scored at once (each backend call uses --scorer-threads on top)");
-ABSL_FLAG(int32_t, delivery_threads, 0,
+ABSL_FLAG(int32_t, delivery_threads, Defaults().batcher.delivery_threads,
           "threads that hand scored windows to their streams (copy, fuse, encode); 0: a quarter "
           "of the hardware threads, at least 2");
-ABSL_FLAG(int32_t, max_streams, 256, "open streams; more get RESOURCE_EXHAUSTED");
-ABSL_FLAG(int32_t, max_message_bytes, 4 << 20, "largest message a client may send");
-ABSL_FLAG(int32_t, stream_window_bytes, 256 << 10,
+ABSL_FLAG(int32_t, max_streams, Defaults().max_streams,
+          "open streams; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int32_t, max_message_bytes, Defaults().max_message_bytes,
+          "largest message a client may send");
+ABSL_FLAG(int32_t, stream_window_bytes, Defaults().stream_window_bytes,
           "HTTP/2 receive window per stream: what gRPC buffers of a stream the server is not "
           "reading");
-ABSL_FLAG(absl::Duration, idle_timeout, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, idle_timeout, Defaults().stream.idle_timeout,
           "a stream with nothing read or written this long ends with DEADLINE_EXCEEDED; 0: none");
-ABSL_FLAG(absl::Duration, max_stream_duration, absl::ZeroDuration(),
+ABSL_FLAG(absl::Duration, max_stream_duration, Defaults().stream.max_stream_duration,
           "a stream open this long ends with DEADLINE_EXCEEDED; 0: none");
-ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, drain_timeout, Defaults().drain_timeout,
           "on SIGTERM/SIGINT, how long open streams get to finish before they are cancelled");
 ABSL_FLAG(bool, plaintext, false, "serve without TLS (required when no --tls-cert is given)");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain of the server");
@@ -143,7 +159,7 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   c.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   for (const std::string& text : absl::GetFlag(FLAGS_model)) {
     ModelSpec spec;
-    if (absl::Status s = ParseModelSpec(text, &spec); !s.ok()) return s;
+    GMM_RETURN_IF_ERROR(ParseModelSpec(text, &spec));
     c.models.push_back(spec);
   }
   c.model_root = absl::GetFlag(FLAGS_model_root);
@@ -170,7 +186,7 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   c.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   c.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   c.admin_token_file = absl::GetFlag(FLAGS_admin_token_file);
-  if (absl::Status s = ValidateConfig(c); !s.ok()) return s;
+  GMM_RETURN_IF_ERROR(ValidateConfig(c));
   return c;
 }
 

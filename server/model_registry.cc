@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "formats/model_io.h"
 #include "server/scheduling/lane_set.h"
+#include "util/status_macros.h"
 
 namespace gmmscore::server {
 
@@ -92,7 +93,7 @@ absl::StatusOr<std::string> ModelRegistry::ResolveUnderRoot(const std::string& r
 
 absl::StatusOr<v1::ModelInfo> ModelRegistry::Load(const std::string& name, const std::string& path,
                                                   bool replace) {
-  if (absl::Status s = ValidateModelName(name); !s.ok()) return s;
+  GMM_RETURN_IF_ERROR(ValidateModelName(name));
   {
     std::lock_guard lock(mu_);
     if (loading_.count(name)) {

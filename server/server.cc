@@ -26,28 +26,26 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path, const char* f
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const ServerConfig& c) {
   if (c.plaintext) return grpc::InsecureServerCredentials();
-  absl::StatusOr<std::string> cert = ReadSmallFile(c.tls_cert_file, "tls-cert");
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadSmallFile(c.tls_key_file, "tls-key");
-  if (!key.ok()) return key.status();
+  GMM_ASSIGN_OR_RETURN(const std::string cert, ReadSmallFile(c.tls_cert_file, "tls-cert"));
+  GMM_ASSIGN_OR_RETURN(const std::string key, ReadSmallFile(c.tls_key_file, "tls-key"));
   grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   if (!c.tls_client_ca_file.empty()) {
-    absl::StatusOr<std::string> ca = ReadSmallFile(c.tls_client_ca_file, "tls-client-ca");
-    if (!ca.ok()) return ca.status();
+    GMM_ASSIGN_OR_RETURN(const std::string ca,
+                         ReadSmallFile(c.tls_client_ca_file, "tls-client-ca"));
     // mTLS: a client must present a certificate that this CA signed.
     options = grpc::SslServerCredentialsOptions(
         GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-    options.pem_root_certs = *ca;
+    options.pem_root_certs = ca;
   }
-  options.pem_key_cert_pairs.push_back({*key, *cert});
+  options.pem_key_cert_pairs.push_back({key, cert});
   return grpc::SslServerCredentials(options);
 }
 
 absl::StatusOr<std::string> ReadAdminToken(const ServerConfig& c) {
   if (c.admin_token_file.empty()) return std::string();
-  absl::StatusOr<std::string> token = ReadSmallFile(c.admin_token_file, "admin-token-file");
-  if (!token.ok()) return token.status();
-  const std::string trimmed(absl::StripAsciiWhitespace(*token));
+  GMM_ASSIGN_OR_RETURN(const std::string token,
+                       ReadSmallFile(c.admin_token_file, "admin-token-file"));
+  const std::string trimmed(absl::StripAsciiWhitespace(token));
   if (trimmed.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--admin-token-file ", c.admin_token_file, ": the file is empty"));
@@ -61,11 +59,10 @@ GmmscoreServer::GmmscoreServer(ServerConfig config)
     : config_(std::move(config)), tracker_(config_.max_streams) {}
 
 absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConfig config) {
-  if (absl::Status s = ValidateConfig(config); !s.ok()) return s;
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(config);
-  if (!credentials.ok()) return credentials.status();
-  absl::StatusOr<std::string> token = ReadAdminToken(config);
-  if (!token.ok()) return token.status();
+  GMM_RETURN_IF_ERROR(ValidateConfig(config));
+  GMM_ASSIGN_OR_RETURN(const std::shared_ptr<grpc::ServerCredentials> credentials,
+                       MakeCredentials(config));
+  GMM_ASSIGN_OR_RETURN(const std::string token, ReadAdminToken(config));
 
   std::unique_ptr<GmmscoreServer> s(new GmmscoreServer(std::move(config)));
   const ServerConfig& c = s->config_;
@@ -74,16 +71,16 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   s->batcher_ =
       std::make_unique<Batcher>(c.batcher, s->lanes_->lanes(), s->lanes_->delivery(), &s->metrics_);
   if (!c.metrics_listen.empty()) {
-    if (absl::Status st = s->metrics_.Serve(c.metrics_listen); !st.ok()) return st;
+    GMM_RETURN_IF_ERROR(s->metrics_.Serve(c.metrics_listen));
   }
   s->scorer_service_ = std::make_unique<ScorerService>(SessionServices{
       &c.stream, s->registry_.get(), s->batcher_.get(), &s->timers_, &s->metrics_, &s->tracker_});
-  s->admin_service_ = std::make_unique<ModelAdminService>(s->registry_.get(), &s->loader_, *token);
+  s->admin_service_ = std::make_unique<ModelAdminService>(s->registry_.get(), &s->loader_, token);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(c.listen, *credentials, &s->port_);
+  builder.AddListeningPort(c.listen, credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(c.max_message_bytes);
   // What gRPC buffers of a stream the server is not reading is its HTTP/2 receive window. BDP
   // probing would grow that window to megabytes on a fast link, so it is off and the window is
@@ -103,8 +100,7 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
 
 absl::Status GmmscoreServer::LoadStartupModels() {
   for (const ModelSpec& m : config_.models) {
-    absl::StatusOr<v1::ModelInfo> info = registry_->Load(m.name, m.path, /*replace=*/false);
-    if (!info.ok()) return info.status();
+    GMM_RETURN_IF_ERROR(registry_->Load(m.name, m.path, /*replace=*/false).status());
   }
   health_.SetServerReady(true);
   return absl::OkStatus();

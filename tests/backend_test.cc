@@ -71,8 +71,10 @@ TEST(CpuComputeDeviceTest, SlotScoresEveryModelAsCpuScorerDoes) {
   ASSERT_TRUE(device.Prepare(0, **ra).ok());
   BatchSlot& slot = device.slot(0);
   const Matrix feats = RandomFeatures(17, 13, 0.0f, 3.0f, 6);
-  std::memcpy(slot.staged_feats(), feats.data.data(), feats.data.size() * sizeof(float));
   const ResidentModel* models[] = {ra->get(), rb->get()};
+  absl::StatusOr<float*> staged = slot.Stage(models, 17);
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  std::memcpy(*staged, feats.data.data(), feats.data.size() * sizeof(float));
   const FusionSegment whole{17, nullptr};
   ASSERT_TRUE(slot.EnqueueScores(models, {&whole, 1}, 17, false).ok());
   ASSERT_TRUE(slot.Wait().ok());
@@ -84,9 +86,11 @@ TEST(CpuComputeDeviceTest, SlotScoresEveryModelAsCpuScorerDoes) {
       ASSERT_EQ(slot.model_scores(k)[i], want.data[i]) << "model " << k << ", score " << i;
     }
   }
-  // More frames than the slot holds are refused, not written past its end.
-  EXPECT_EQ(slot.EnqueueScores(models, {&whole, 1}, 33, false).code(),
-            absl::StatusCode::kInvalidArgument);
+  // More frames than the slot holds are refused, not written past its end; frames not staged
+  // are not scored.
+  EXPECT_EQ(slot.Stage(models, 33).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(slot.EnqueueScores(models, {&whole, 1}, 17, false).code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

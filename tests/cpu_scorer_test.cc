@@ -13,7 +13,7 @@
 namespace gmmscore {
 namespace {
 
-constexpr double kTolerance = 1e-3;  // nats, DESIGN.md
+constexpr double kTolerance = 1e-3;  // nats: the accuracy contract (README)
 
 double MaxAbsError(const Matrix& fast, const std::vector<double>& ref) {
   double worst = 0.0;

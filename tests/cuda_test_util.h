@@ -18,7 +18,7 @@
 
 namespace gmmscore::testing {
 
-inline constexpr double kCudaTolerance = 1e-3;  // nats, DESIGN.md
+inline constexpr double kCudaTolerance = 1e-3;  // nats: the accuracy contract (README)
 
 inline double MaxAbsError(const Matrix& fast, const std::vector<double>& ref) {
   double worst = 0.0;

@@ -19,8 +19,10 @@
 #include "model/random_model.h"
 #include "proto/wire_codec.h"
 #include "server/config.h"
+#include "server/rpc/in_order.h"
 #include "server/rpc/response_encoder.h"
 #include "server/rpc/stream_fusion.h"
+#include "server/rpc/window_cutter.h"
 #include "server/scheduling/batcher.h"
 #include "server/scheduling/lane.h"
 #include "server/scheduling/task_queue.h"
@@ -189,6 +191,61 @@ TEST(ResponseEncoderTest, SparseKeepsTiesInStateOrderAndBestFirst) {
   EXPECT_EQ(r.best_score(0), -1.0f);
 }
 
+std::string PackedFrames(const std::vector<float>& values) {
+  std::string bytes;
+  wire::AppendFloat32(values, &bytes);
+  return bytes;
+}
+
+TEST(WindowCutterTest, WindowsTakeTheOldestFramesAndAreReadyWithTheirLastChunk) {
+  server::WindowCutter cutter(2);
+  const auto t0 = server::WindowCutter::Clock::now();
+  const auto t1 = t0 + 5ms;
+  ASSERT_TRUE(cutter.Append(PackedFrames({0, 0.5f, 1, 1.5f, 2, 2.5f}), t0).ok());
+  ASSERT_TRUE(cutter.Append(PackedFrames({3, 3.5f, 4, 4.5f, 5, 5.5f, 6, 6.5f, 7, 7.5f}), t1).ok());
+  EXPECT_EQ(cutter.next_frame(), 8);
+  EXPECT_EQ(cutter.pending_frames(), 8);
+  EXPECT_EQ(cutter.pending_bytes(), 8 * 2 * 4);
+  EXPECT_EQ(cutter.oldest_arrival(), t0);
+  server::WindowCutter::Cut first = cutter.CutWindow(3);
+  EXPECT_EQ(first.first_frame, 0);
+  EXPECT_EQ(first.ready, t0) << "its last frame came in the first chunk";
+  ASSERT_EQ(first.feats.rows, 3);
+  EXPECT_EQ(first.feats.at(2, 1), 2.5f);
+  EXPECT_EQ(cutter.oldest_arrival(), t1);
+  server::WindowCutter::Cut second = cutter.CutWindow(4);
+  EXPECT_EQ(second.first_frame, 3);
+  EXPECT_EQ(second.ready, t1);
+  EXPECT_EQ(second.feats.at(0, 0), 3.0f);
+  EXPECT_EQ(second.feats.at(3, 1), 6.5f);
+  EXPECT_EQ(cutter.pending_frames(), 1);
+  // A value that is not finite is named and nothing of its chunk is kept.
+  const absl::Status bad = cutter.Append(PackedFrames({8, 8.5f, 9, NAN}), t1);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("frame 9, dimension 1"), std::string::npos) << bad;
+  EXPECT_EQ(cutter.next_frame(), 8);
+  EXPECT_EQ(cutter.pending_frames(), 1);
+  EXPECT_EQ(cutter.CutWindow(1).feats.at(0, 0), 7.0f);
+  cutter.Clear();
+  EXPECT_EQ(cutter.pending_frames(), 0);
+}
+
+TEST(InOrderTest, ResultsLeaveInTheOrderTheirWindowsWereCut) {
+  server::InOrder<std::string> order;
+  for (int64_t first : {0, 10, 20}) order.Cut(first);
+  order.Arrived(10, "b");
+  EXPECT_FALSE(order.PopNext().has_value()) << "window 0 is not back yet";
+  EXPECT_EQ(order.waiting(), 1u);
+  order.Arrived(0, "a");
+  EXPECT_EQ(order.PopNext(), std::make_optional(std::pair<int64_t, std::string>(0, "a")));
+  EXPECT_EQ(order.PopNext(), std::make_optional(std::pair<int64_t, std::string>(10, "b")));
+  EXPECT_FALSE(order.PopNext().has_value());
+  order.Arrived(20, "c");
+  order.Clear();
+  EXPECT_EQ(order.waiting(), 0u);
+  EXPECT_FALSE(order.PopNext().has_value());
+}
+
 TEST(TimerQueueTest, RunsInTimeOrder) {
   server::TimerQueue timers;
   std::mutex mu;
@@ -326,7 +383,9 @@ class HeldDevice : public ComputeDevice {
   class Slot : public BatchSlot {
    public:
     explicit Slot(HeldDevice* device) : device_(device), scores_(64 * 64, 0.0f) {}
-    float* staged_feats() override { return staged_.data(); }
+    absl::StatusOr<float*> Stage(std::span<const ResidentModel* const>, int32_t) override {
+      return staged_.data();
+    }
     absl::Status EnqueueScores(std::span<const ResidentModel* const>,
                                std::span<const FusionSegment>, int32_t frames, bool) override {
       std::lock_guard lock(device_->mu_);

@@ -1,5 +1,5 @@
 // gmmscore bench --backend cpu: throughput of the fast path against the OpenBLAS two-kernel
-// path, on a random model of the given size, measured in the same run (DESIGN.md).
+// path, on a random model of the given size, measured in the same run (docs/PERFORMANCE.md).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-// gmmscore: the command-line tool. One binary, subcommands (DESIGN.md "Contracts").
+// gmmscore: the command-line tool. One binary, subcommands (docs/ARCHITECTURE.md).
 #include <cstdio>
 #include <cstring>
 #include <string>

@@ -1,9 +1,9 @@
-// The GPU peer the CUDA kernels are measured against (DESIGN.md, "Numbers that matter"): the
-// two-kernel path of paper gmm-scoring-on-gpu.md section 3. A strict float32 cuBLAS SGEMM (default
-// math mode: no TF32) of the expanded form [K, u, v] . [1, x', x'^2] writes the whole Gaussians x
-// frames matrix, then a log-add kernel reduces it per state. Features and means are shifted by
-// the per-dimension mean of means, as in the SIMT layout, so both paths have the same accuracy
-// footing.
+// The GPU peer the CUDA kernels are measured against (docs/PERFORMANCE.md): the
+// two-kernel path of Vaněk, Trmal, Psutka and Psutka, "Optimization of the Gaussian Mixture Model
+// Evaluation on GPU", Interspeech 2011 section 3. A strict float32 cuBLAS SGEMM (default math mode:
+// no TF32) of the expanded form [K, u, v] . [1, x', x'^2] writes the whole Gaussians x frames
+// matrix, then a log-add kernel reduces it per state. Features and means are shifted by the
+// per-dimension mean of means, as in the SIMT layout, so both paths have the same accuracy footing.
 #pragma once
 
 #include <cublas_v2.h>

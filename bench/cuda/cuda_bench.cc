@@ -1,6 +1,7 @@
 // cuda_bench: the CUDA scorers' kernels (SIMT, tensor-core 3xF16, 3xTF32 and 1xTF32) against
-// the cuBLAS two-kernel peer, in one run on one device (DESIGN.md, "Numbers that matter"; the
-// cases of paper gmm-scoring-on-gpu.md, section 5).
+// the cuBLAS two-kernel peer, in one run on one device (the numbers docs/PERFORMANCE.md reports;
+// the cases of Vaněk, Trmal, Psutka and Psutka, "Optimization of the Gaussian Mixture Model
+// Evaluation on GPU", Interspeech 2011, section 5).
 //
 // For each model size, window and path it prints the median time per window with the host-device
 // copies (CUDA events around H2D, kernels and D2H between pinned buffers), the median of the

@@ -1,6 +1,7 @@
-// The device kernels of the cuBLAS two-kernel peer (paper gmm-scoring-on-gpu.md, section 3): the
-// expanded frames [1, x', x'^2] the SGEMM multiplies, and the per-state log-add that reduces the
-// SGEMM's Gaussians x frames matrix.
+// The device kernels of the cuBLAS two-kernel peer (Vaněk, Trmal, Psutka and Psutka, "Optimization
+// of the Gaussian Mixture Model Evaluation on GPU", Interspeech 2011, section 3): the expanded
+// frames [1, x', x'^2] the SGEMM multiplies, and the per-state log-add that reduces the SGEMM's
+// Gaussians x frames matrix.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -41,7 +41,24 @@ class CpuComputeDevice::Slot final : public BatchSlot {
   }
   int64_t bytes() const { return int64_t(staged_.capacity() * sizeof(float)); }
 
-  float* staged_feats() override { return staged_.data(); }
+  absl::StatusOr<float*> Stage(std::span<const ResidentModel* const> models,
+                               int32_t frames) override {
+    if (models.empty()) return absl::InvalidArgumentError("a batch of no models");
+    for (const ResidentModel* m : models) {
+      if (m->backend() != "cpu") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a model resident on the ", std::string(m->backend()), " given to the cpu"));
+      }
+    }
+    const int32_t dim = models[0]->dim();
+    if (frames < 0 || frames > max_frames_ || dim > dim_) {
+      return absl::InvalidArgumentError(absl::StrCat(frames, " frames of ", dim,
+                                                     " dims in a batch, the slot holds ",
+                                                     max_frames_, " of ", dim_));
+    }
+    staged_frames_ = frames;
+    return staged_.data();
+  }
   absl::Status Wait() override { return absl::OkStatus(); }
   const float* fused() const override {
     return scores_.size() == 1 ? scores_[0].data.data() : nullptr;
@@ -51,24 +68,17 @@ class CpuComputeDevice::Slot final : public BatchSlot {
   absl::Status EnqueueScores(std::span<const ResidentModel* const> models,
                              std::span<const FusionSegment> /*segments: fused by the caller*/,
                              int32_t frames, bool /*copy_model_scores: always readable*/) override {
-    if (models.empty()) return absl::InvalidArgumentError("a batch of no models");
+    if (models.empty() || frames != staged_frames_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("enqueued ", frames, " frames, ", staged_frames_, " were staged"));
+    }
     const int32_t dim = models[0]->dim();
-    if (frames < 0 || frames > max_frames_ || dim > dim_) {
-      return absl::InvalidArgumentError(absl::StrCat(frames, " frames of ", dim,
-                                                     " dims in a batch, the slot holds ",
-                                                     max_frames_, " of ", dim_));
-    }
-    for (const ResidentModel* m : models) {
-      if (m->backend() != "cpu") {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "a model resident on the ", std::string(m->backend()), " given to the cpu"));
-      }
-    }
+    staged_frames_ = -1;
     feats_.Resize(frames, dim);
     std::memcpy(feats_.data.data(), staged_.data(), feats_.data.size() * sizeof(float));
     scores_.resize(models.size());
     for (size_t k = 0; k < models.size(); ++k) {
-      // Safe: every CPU ResidentModel is a CpuDeviceModel (backend() checked above).
+      // Safe: every CPU ResidentModel is a CpuDeviceModel (Stage checked backend()).
       const auto& model = *static_cast<const CpuDeviceModel*>(models[k]);
       GMM_RETURN_IF_ERROR(model.scorer().Score(feats_, &scores_[k]));
     }
@@ -79,6 +89,7 @@ class CpuComputeDevice::Slot final : public BatchSlot {
   const int32_t max_frames_;
   int32_t dim_ = 0;
   std::vector<float> staged_;
+  int32_t staged_frames_ = -1;  // what Stage made room for, until it is enqueued
   Matrix feats_;
   std::vector<Matrix> scores_;
 };

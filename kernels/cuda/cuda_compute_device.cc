@@ -51,32 +51,39 @@ class CudaComputeDevice::Slot final : public BatchSlot {
       : workspace_(std::move(workspace)), max_frames_(max_frames) {}
 
   CudaWorkspace& workspace() const { return *workspace_; }
-  float* staged_feats() override { return workspace_->staged_feats(); }
   absl::Status Wait() override { return workspace_->Wait(); }
   const float* fused() const override { return workspace_->fused(); }
   const float* model_scores(int32_t k) const override { return workspace_->model_scores(k); }
 
+  absl::StatusOr<float*> Stage(std::span<const ResidentModel* const> models,
+                               int32_t frames) override {
+    if (models.empty()) return absl::InvalidArgumentError("a batch of no models");
+    int64_t split_floats = 0;
+    for (const ResidentModel* m : models) {
+      GMM_ASSIGN_OR_RETURN(const CudaDeviceModel* own, OwnModel(*m, workspace_->device()));
+      split_floats = std::max(split_floats, own->resident().SplitScratchFloats(max_frames_));
+    }
+    // A set of several models needs room for their scores side by side: grown at its first
+    // batch, which frees the staging too, so before anything is staged.
+    GMM_RETURN_IF_ERROR(workspace_->Reserve({max_frames_, models[0]->dim(), models[0]->num_states(),
+                                             int32_t(models.size()), split_floats}));
+    if (frames < 0 || frames > max_frames_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(frames, " frames in a batch, the slot holds ", max_frames_));
+    }
+    return workspace_->staged_feats();
+  }
+
   absl::Status EnqueueScores(std::span<const ResidentModel* const> models,
                              std::span<const FusionSegment> segments, int32_t frames,
                              bool copy_model_scores) override {
-    if (models.empty()) return absl::InvalidArgumentError("a batch of no models");
-    const int device = workspace_->device();
     std::vector<const CudaResidentModel*> residents;
     std::vector<CudaKernelConfig> configs;
-    int64_t split_floats = 0;
     for (const ResidentModel* m : models) {
-      GMM_ASSIGN_OR_RETURN(const CudaDeviceModel* own, OwnModel(*m, device));
+      GMM_ASSIGN_OR_RETURN(const CudaDeviceModel* own, OwnModel(*m, workspace_->device()));
       residents.push_back(&own->resident());
-      split_floats = std::max(split_floats, own->resident().SplitScratchFloats(max_frames_));
-    }
-    // A set of several models needs room for their scores side by side: grown at its first batch.
-    GMM_RETURN_IF_ERROR(
-        workspace_->Reserve({max_frames_, residents[0]->dim(), residents[0]->num_states(),
-                             int32_t(residents.size()), split_floats}));
-    for (size_t k = 0; k < models.size(); ++k) {
-      const CudaDeviceModel& own = *static_cast<const CudaDeviceModel*>(models[k]);
       GMM_ASSIGN_OR_RETURN(const CudaKernelConfig config,
-                           own.chooser().ConfigFor(own.resident(), frames, *workspace_));
+                           own->chooser().ConfigFor(own->resident(), frames, *workspace_));
       configs.push_back(config);
     }
     return workspace_->Enqueue(residents, configs, segments, frames, copy_model_scores);

@@ -1,5 +1,6 @@
-// The CUDA backend's layout of a model (paper gmm-scoring-on-gpu.md, sections 4 to 4.1), built
-// once on the host from a GmmModel and uploaded once:
+// The CUDA backend's layout of a model (Vaněk, Trmal, Psutka and Psutka, "Optimization of the
+// Gaussian Mixture Model Evaluation on GPU", Interspeech 2011, sections 4 to 4.1), built once on
+// the host from a GmmModel and uploaded once:
 //
 //  - States are sorted by Gaussian count (descending, stable) and cut into groups of
 //    kGroupStates, one thread block's worth. Every state of a group is padded with dummy Gaussians

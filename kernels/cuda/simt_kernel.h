@@ -1,7 +1,8 @@
-// The fused SIMT scoring kernel (paper gmm-scoring-on-gpu.md, Algorithm 1) and its launcher. A
-// thread block scores one group of kGroupStates states against kSimtBlockFrames frames, in
-// kSimtSlices slices of kSimtFrames frames with one thread per state and slice; with splits,
-// several blocks share a group's Gaussians.
+// The fused SIMT scoring kernel (Vaněk, Trmal, Psutka and Psutka, "Optimization of the Gaussian
+// Mixture Model Evaluation on GPU", Interspeech 2011, Algorithm 1) and its launcher. A thread block
+// scores one group of kGroupStates states against kSimtBlockFrames frames, in kSimtSlices slices of
+// kSimtFrames frames with one thread per state and slice; with splits, several blocks share a
+// group's Gaussians.
 #pragma once
 
 #include <cuda_runtime_api.h>

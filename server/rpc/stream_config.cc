@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "model/shape_checks.h"
+#include "util/status_macros.h"
 
 namespace gmmscore::server {
 namespace {
@@ -36,18 +38,13 @@ absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
   if (config.models().empty()) return absl::InvalidArgumentError("the config names no model");
 
   std::vector<std::shared_ptr<ModelEntry>> models;
+  std::vector<ModelShape> shapes;
   for (const std::string& name : config.models()) {
-    absl::StatusOr<std::shared_ptr<ModelEntry>> entry = registry.Acquire(name);
-    if (!entry.ok()) return entry.status();
-    const ModelEntry& first = models.empty() ? **entry : *models.front();
-    if ((*entry)->num_states() != first.num_states() || (*entry)->dim() != first.dim()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("fused models must have the same states and dimension: '", first.name(),
-                       "' has ", first.num_states(), " x ", first.dim(), ", '", name, "' ",
-                       (*entry)->num_states(), " x ", (*entry)->dim()));
-    }
-    models.push_back(*std::move(entry));
+    GMM_ASSIGN_OR_RETURN(std::shared_ptr<ModelEntry> entry, registry.Acquire(name));
+    shapes.push_back({name, entry->num_states(), entry->dim()});
+    models.push_back(std::move(entry));
   }
+  GMM_RETURN_IF_ERROR(CheckSameShape(shapes));
   setup.num_states = models.front()->num_states();
   const int32_t model_dim = models.front()->dim();
   if (config.dim() != model_dim) {
@@ -57,15 +54,13 @@ absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
   }
   setup.dim = model_dim;
 
-  absl::StatusOr<FusionRule> rule = ToFusionRule(config.fusion());
-  if (!rule.ok()) return rule.status();
-  setup.fusion.rule = *rule;
+  GMM_ASSIGN_OR_RETURN(setup.fusion.rule, ToFusionRule(config.fusion()));
   setup.fusion.weights.assign(config.weights().begin(), config.weights().end());
   if (config.select_window() < 0) {
     return absl::InvalidArgumentError("select_window must not be negative");
   }
   if (config.select_window() > 0) setup.fusion.select_window = config.select_window();
-  if (absl::Status s = ValidateFusion(&setup.fusion, models.size()); !s.ok()) return s;
+  GMM_RETURN_IF_ERROR(ValidateFusion(&setup.fusion, models.size()));
 
   setup.window_frames =
       config.window_frames() == 0 ? limits.default_window_frames : config.window_frames();

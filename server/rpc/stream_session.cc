@@ -1,12 +1,10 @@
 #include "server/rpc/stream_session.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "proto/wire_codec.h"
 
 namespace gmmscore::server {
 namespace {
@@ -120,16 +118,14 @@ void StreamSession::Fail(absl::StatusCode code, FailureReason reason, const std:
   services_.metrics->CountFailure(reason);
   // Nothing more is scored or sent: drop what is buffered (windows in the batcher come back and
   // are dropped there).
-  const int32_t dim = setup_ ? setup_->dim : 0;
-  AddBuffered(-int64_t(pending_frames_) * dim * int64_t(sizeof(float)));
-  pending_.clear();
-  pending_frames_ = pending_offset_ = 0;
-  arrivals_.clear();
+  if (cutter_) {
+    AddBuffered(-cutter_->pending_bytes());
+    cutter_->Clear();
+  }
   for (const Outgoing& o : outbound_) AddBuffered(-o.bytes);
-  windows_out_ -= int32_t(outbound_.size() + scored_.size());
+  windows_out_ -= int32_t(outbound_.size() + in_order_.waiting());
   outbound_.clear();
-  scored_.clear();
-  cut_order_.clear();
+  in_order_.Clear();
 }
 
 void StreamSession::Pump(std::unique_lock<std::mutex> lock) {
@@ -183,14 +179,14 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
 
   const bool input_closed = phase_ == Phase::kEnded || half_closed_ || draining_;
   const int32_t window = setup_ ? setup_->window_frames : 0;
-  while (pending_frames_ > 0 && windows_out_ < limits_.max_stream_windows) {
-    const bool due = input_closed || now >= arrivals_.front().second + setup_->max_latency;
-    if (pending_frames_ < window && !due) break;
-    CutWindow(std::min(window, pending_frames_));
+  while (PendingFrames() > 0 && windows_out_ < limits_.max_stream_windows) {
+    const bool due = input_closed || now >= cutter_->oldest_arrival() + setup_->max_latency;
+    if (PendingFrames() < window && !due) break;
+    CutWindow(std::min(window, PendingFrames()));
   }
   // After End the stream is still read: the client's half-close is expected, anything else is
   // a protocol error.
-  const bool want_input = phase_ == Phase::kEnded || (pending_frames_ < std::max(window, 1) &&
+  const bool want_input = phase_ == Phase::kEnded || (PendingFrames() < std::max(window, 1) &&
                                                       windows_out_ < limits_.max_stream_windows);
   if (!read_in_flight_ && !half_closed_ && !draining_ && want_input) {
     read_in_flight_ = true;
@@ -203,15 +199,15 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
     a.write = true;
   }
   starting_ += a.starts();
-  if ((half_closed_ || draining_) && pending_frames_ == 0 && windows_out_ == 0 && starting_ == 0) {
+  if ((half_closed_ || draining_) && PendingFrames() == 0 && windows_out_ == 0 && starting_ == 0) {
     finish_called_ = true;
     if (draining_ && phase_ != Phase::kEnded && !half_closed_) {
       services_.metrics->CountFailure(FailureReason::kDraining);
       a.finish =
           grpc::Status(grpc::StatusCode::UNAVAILABLE,
                        absl::StrCat(Label(), ": the server is draining; frames before ",
-                                    next_frame_, " were scored and sent, send the rest from frame ",
-                                    next_frame_, " to another server"));
+                                    NextFrame(), " were scored and sent, send the rest from frame ",
+                                    NextFrame(), " to another server"));
     } else {
       a.finish = grpc::Status::OK;
     }
@@ -220,7 +216,7 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
 
   // Wake up for the partial window's deadline, the idle timeout or the maximum duration.
   Clock::time_point next = Clock::time_point::max();
-  if (pending_frames_ > 0) next = arrivals_.front().second + setup_->max_latency;
+  if (PendingFrames() > 0) next = cutter_->oldest_arrival() + setup_->max_latency;
   if (limits_.idle_timeout > absl::ZeroDuration()) {
     next = std::min(next, last_activity_ + ToClock(limits_.idle_timeout));
   }
@@ -241,31 +237,14 @@ void StreamSession::OnTimer() {
 }
 
 void StreamSession::CutWindow(int32_t frames) {
-  const int32_t dim = setup_->dim;
+  WindowCutter::Cut cut = cutter_->CutWindow(frames);
   Window w;
   w.sink = shared_from_this();
-  w.first_frame = window_start_;
-  w.feats.Resize(frames, dim);
-  std::memcpy(w.feats.data.data(), pending_.data() + size_t(pending_offset_) * dim,
-              size_t(frames) * dim * sizeof(float));
-  const int64_t end = window_start_ + frames;
-  // The window is ready since the chunk holding its last frame was read.
-  for (const auto& [chunk_end, read_at] : arrivals_) {
-    if (chunk_end >= end) {
-      w.ready = read_at;
-      break;
-    }
-  }
-  while (!arrivals_.empty() && arrivals_.front().first <= end) arrivals_.pop_front();
-  window_start_ = end;
-  pending_offset_ += frames;
-  pending_frames_ -= frames;
-  if (pending_frames_ == 0) {
-    pending_.clear();
-    pending_offset_ = 0;
-  }
+  w.first_frame = cut.first_frame;
+  w.feats = std::move(cut.feats);
+  w.ready = cut.ready;
   w.fusion = fusion_spec_;
-  cut_order_.push_back(w.first_frame);
+  in_order_.Cut(w.first_frame);
   ++windows_out_;
   services_.batcher->Submit(setup_->models, std::move(w));
 }
@@ -308,6 +287,7 @@ void StreamSession::HandleRequest(Clock::time_point now) {
         return;
       }
       setup_ = *std::move(setup);
+      cutter_.emplace(setup_->dim);
       fusion_.emplace(setup_->fusion, setup_->models->models.size());
       fusion_spec_ = std::make_shared<const FusionSpec>(setup_->fusion);
       encoder_.emplace(setup_->encoder);
@@ -362,33 +342,16 @@ void StreamSession::AddFeatures(const v1::FeatureChunk& chunk, Clock::time_point
                       " frames, more than --max-frames-per-chunk ", limits_.max_frames_per_chunk));
     return;
   }
-  if (chunk.first_frame() != next_frame_) {
+  if (chunk.first_frame() != cutter_->next_frame()) {
     Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
          absl::StrCat("a chunk starts at frame ", chunk.first_frame(), "; the next frame is ",
-                      next_frame_));
+                      cutter_->next_frame()));
     return;
   }
-  if (frames == 0) return;
-  if (pending_offset_ > 0) {  // compact: fewer than W frames are left before the offset
-    pending_.erase(pending_.begin(), pending_.begin() + ptrdiff_t(pending_offset_) * dim);
-    pending_offset_ = 0;
+  if (absl::Status s = cutter_->Append(data, now); !s.ok()) {
+    Fail(s.code(), FailureReason::kInvalidArgument, std::string(s.message()));
+    return;
   }
-  const size_t at = pending_.size();
-  pending_.resize(at + size_t(frames) * dim);
-  float* values = pending_.data() + at;
-  wire::ReadFloat32(data, {values, size_t(frames) * dim});
-  for (int64_t i = 0; i < frames * dim; ++i) {
-    if (!std::isfinite(values[i])) {
-      pending_.resize(at);
-      Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
-           absl::StrCat("frame ", next_frame_ + i / dim, ", dimension ", i % dim, ": value ",
-                        values[i], " is not finite"));
-      return;
-    }
-  }
-  pending_frames_ += int32_t(frames);
-  next_frame_ += frames;
-  arrivals_.emplace_back(next_frame_, now);
   AddBuffered(frames * int64_t(frame_bytes));
   for (prometheus::Counter* c : frames_received_) c->Increment(double(frames));
 }
@@ -400,15 +363,11 @@ void StreamSession::OnWindowScored(Window window, absl::StatusOr<std::vector<Mat
     --windows_out_;
   } else {
     // Batches can finish out of order: windows go out in the order they were cut.
-    scored_.emplace(window.first_frame, Scored{window.ready, std::move(scores)});
-    while (error_.ok() && !cut_order_.empty()) {
-      const auto it = scored_.find(cut_order_.front());
-      if (it == scored_.end()) break;
-      const int64_t first_frame = it->first;
-      Scored next = std::move(it->second);
-      scored_.erase(it);
-      cut_order_.pop_front();
-      Emit(first_frame, next.ready, std::move(next.scores));
+    in_order_.Arrived(window.first_frame, Scored{window.ready, std::move(scores)});
+    while (error_.ok()) {
+      std::optional<std::pair<int64_t, Scored>> next = in_order_.PopNext();
+      if (!next) break;
+      Emit(next->first, next->second.ready, std::move(next->second.scores));
     }
   }
   Pump(std::move(lock));

@@ -36,9 +36,11 @@
 #include "server/config.h"
 #include "server/metrics.h"
 #include "server/model_registry.h"
+#include "server/rpc/in_order.h"
 #include "server/rpc/response_encoder.h"
 #include "server/rpc/stream_config.h"
 #include "server/rpc/stream_fusion.h"
+#include "server/rpc/window_cutter.h"
 #include "server/scheduling/batcher.h"
 #include "server/scheduling/timer_queue.h"
 
@@ -132,6 +134,8 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   void Emit(int64_t first_frame, Clock::time_point ready,
             absl::StatusOr<std::vector<Matrix>> scores);
   void Fail(absl::StatusCode code, FailureReason reason, const std::string& message);
+  int32_t PendingFrames() const { return cutter_ ? cutter_->pending_frames() : 0; }
+  int64_t NextFrame() const { return cutter_ ? cutter_->next_frame() : 0; }
   void AddBuffered(int64_t bytes);
   std::string Label() const;
   void OnTimer();
@@ -161,18 +165,9 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   std::optional<ResponseEncoder> encoder_;
   std::vector<prometheus::Counter*> frames_received_;
 
-  // Frames read but not yet in a window: pending_frames_ rows from row pending_offset_ of pending_.
-  std::vector<float> pending_;
-  int32_t pending_offset_ = 0;
-  int32_t pending_frames_ = 0;
-  int64_t next_frame_ = 0;    // index the next chunk must start at
-  int64_t window_start_ = 0;  // index of the first pending frame
-  // Per chunk still (partly) pending: its end frame and when it was read.
-  std::deque<std::pair<int64_t, Clock::time_point>> arrivals_;
-
-  int32_t windows_out_ = 0;           // submitted and not yet written
-  std::deque<int64_t> cut_order_;     // first frames of windows submitted, not yet emitted
-  std::map<int64_t, Scored> scored_;  // scored windows waiting for an earlier one
+  std::optional<WindowCutter> cutter_;  // frames read, not yet in a window (after the config)
+  int32_t windows_out_ = 0;             // submitted and not yet written
+  InOrder<Scored> in_order_;            // windows cut, scored windows waiting for an earlier one
   std::deque<Outgoing> outbound_;
   int64_t buffered_bytes_ = 0;
 

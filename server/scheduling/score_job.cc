@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "server/scheduling/batch_delivery.h"
+#include "util/status_macros.h"
 
 namespace gmmscore::server {
 
@@ -14,7 +15,7 @@ absl::Status ScoreJob::Enqueue(BatchSlot& slot, int32_t residency_index) {
     models.push_back(&entry->resident(residency_index));
   }
   std::vector<FusionSegment> segments;
-  float* staged = slot.staged_feats();
+  GMM_ASSIGN_OR_RETURN(float* staged, slot.Stage(models, int32_t(batch_.frames)));
   for (const Window& w : batch_.windows) {
     const bool fused = FusedByBackend(set, w);
     per_model_ = per_model_ || !fused;
