@@ -20,32 +20,10 @@ absl::StatusOr<std::unique_ptr<CudaFusedScorer>> CudaFusedScorer::Create(
   std::vector<ModelShape> shapes;
   for (const GmmModel* m : models) shapes.push_back({"", m->num_states(), m->dim()});
   GMM_RETURN_IF_ERROR(CheckSameShape(shapes));
-  if (options.max_frames <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_frames must be positive, is ", options.max_frames));
-  }
-  std::vector<CudaResidentModel::Layouts> layouts;
-  WorkspaceCapacity capacity{options.max_frames, models[0]->dim(), models[0]->num_states(),
-                             int32_t(models.size()), 0};
-  int64_t model_bytes = 0;
-  for (const GmmModel* m : models) {
-    GMM_ASSIGN_OR_RETURN(CudaResidentModel::Layouts planned,
-                         CudaResidentModel::Plan(*m, options.kernels));
-    capacity.split_floats = std::max(capacity.split_floats,
-                                     SplitScratchFloats(options.max_frames, planned.split_slots()));
-    model_bytes += planned.device_bytes();
-    layouts.push_back(std::move(planned));
-  }
-  GMM_RETURN_IF_ERROR(SelectDevice(options.device));
-  const int64_t buffer_bytes = CudaWorkspace::DeviceBytesFor(capacity);
-  GMM_RETURN_IF_ERROR(
-      CheckDeviceRoom(options.device, model_bytes + buffer_bytes,
-                      absl::StrCat("the models (", model_bytes, " bytes) and their buffers of ",
-                                   options.max_frames, " frames (", buffer_bytes, " bytes) need"),
-                      options.memory_budget_bytes));
+  GMM_ASSIGN_OR_RETURN(const CudaScorerPlan plan, PlanCudaScorer(models, options));
   std::unique_ptr<CudaFusedScorer> fused(new CudaFusedScorer());
   fused->spec_ = std::move(spec);
-  for (const CudaResidentModel::Layouts& planned : layouts) {
+  for (const CudaResidentModel::Layouts& planned : plan.layouts) {
     GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaResidentModel> resident,
                          CudaResidentModel::Upload(planned, options.device));
     fused->models_.push_back(resident.get());
@@ -55,7 +33,7 @@ absl::StatusOr<std::unique_ptr<CudaFusedScorer>> CudaFusedScorer::Create(
   }
   GMM_ASSIGN_OR_RETURN(fused->workspace_,
                        CudaWorkspace::Create(options.device, options.poison_output));
-  GMM_RETURN_IF_ERROR(fused->workspace_->Reserve(capacity));
+  GMM_RETURN_IF_ERROR(fused->workspace_->Reserve(plan.capacity));
   return fused;
 }
 

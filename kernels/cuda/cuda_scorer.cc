@@ -10,30 +10,45 @@
 
 namespace gmmscore {
 
-absl::StatusOr<std::unique_ptr<CudaScorer>> CudaScorer::Create(const GmmModel& model,
-                                                               const CudaScorerOptions& options) {
+absl::StatusOr<CudaScorerPlan> PlanCudaScorer(std::span<const GmmModel* const> models,
+                                              const CudaScorerOptions& options) {
   if (options.max_frames <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_frames must be positive, is ", options.max_frames));
   }
-  GMM_ASSIGN_OR_RETURN(const CudaResidentModel::Layouts layouts,
-                       CudaResidentModel::Plan(model, options.kernels));
+  CudaScorerPlan plan;
+  plan.capacity = {options.max_frames, models[0]->dim(), models[0]->num_states(),
+                   int32_t(models.size()), 0};
+  int64_t model_bytes = 0;
+  for (const GmmModel* m : models) {
+    GMM_ASSIGN_OR_RETURN(CudaResidentModel::Layouts layouts,
+                         CudaResidentModel::Plan(*m, options.kernels));
+    plan.capacity.split_floats = std::max(
+        plan.capacity.split_floats, SplitScratchFloats(options.max_frames, layouts.split_slots()));
+    model_bytes += layouts.device_bytes();
+    plan.layouts.push_back(std::move(layouts));
+  }
   GMM_RETURN_IF_ERROR(SelectDevice(options.device));
-  const WorkspaceCapacity capacity{options.max_frames, model.dim(), model.num_states(), 1,
-                                   SplitScratchFloats(options.max_frames, layouts.split_slots())};
-  const int64_t model_bytes = layouts.device_bytes();
-  const int64_t buffer_bytes = CudaWorkspace::DeviceBytesFor(capacity);
+  const int64_t buffer_bytes = CudaWorkspace::DeviceBytesFor(plan.capacity);
   GMM_RETURN_IF_ERROR(
       CheckDeviceRoom(options.device, model_bytes + buffer_bytes,
-                      absl::StrCat("the model (", model_bytes, " bytes) and its buffers of ",
-                                   options.max_frames, " frames (", buffer_bytes, " bytes) need"),
+                      absl::StrCat(models.size() == 1 ? "the model (" : "the models (", model_bytes,
+                                   " bytes) and buffers of ", options.max_frames, " frames (",
+                                   buffer_bytes, " bytes) need"),
                       options.memory_budget_bytes));
+  return plan;
+}
+
+absl::StatusOr<std::unique_ptr<CudaScorer>> CudaScorer::Create(const GmmModel& model,
+                                                               const CudaScorerOptions& options) {
+  const GmmModel* one[] = {&model};
+  GMM_ASSIGN_OR_RETURN(const CudaScorerPlan plan, PlanCudaScorer(one, options));
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaResidentModel> resident,
-                       CudaResidentModel::Upload(layouts, options.device));
+                       CudaResidentModel::Upload(plan.layouts[0], options.device));
   std::unique_ptr<CudaScorer> scorer(new CudaScorer(std::move(resident), options));
   GMM_ASSIGN_OR_RETURN(scorer->workspace_,
                        CudaWorkspace::Create(options.device, options.poison_output));
-  GMM_RETURN_IF_ERROR(scorer->workspace_->Reserve(capacity));
+  GMM_RETURN_IF_ERROR(scorer->workspace_->Reserve(plan.capacity));
   return scorer;
 }
 

@@ -8,7 +8,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "kernels/cuda/cuda_resident_model.h"
@@ -34,6 +36,16 @@ struct CudaScorerOptions {
   // kAuto then keeps to SIMT.
   CudaKernelChoice kernels;
 };
+
+// What the blocking scorers put on options.device before anything is allocated there: each
+// model's layouts for options.kernels and a workspace of options.max_frames frames for them all.
+// Fails as CudaScorer::Create does, ResourceExhausted naming the bytes where they do not fit.
+struct CudaScorerPlan {
+  std::vector<CudaResidentModel::Layouts> layouts;  // per model
+  WorkspaceCapacity capacity;
+};
+absl::StatusOr<CudaScorerPlan> PlanCudaScorer(std::span<const GmmModel* const> models,
+                                              const CudaScorerOptions& options);
 
 class CudaScorer final : public Scorer {
  public:
