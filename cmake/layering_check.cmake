@@ -17,11 +17,12 @@ set(rules
   "kernels/cuda/|(util|model)/|${kernels_core}|kernels/cuda/"
   "kernels/backend|(util|model)/|kernels/"
   "kernels/|(util|model)/|${kernels_core}"
-  "bench/|(util|model|kernels|bench)/"
+  "align/|(util|model|align)/"
+  "bench/|(util|model|kernels|align|bench)/"
   "proto/|proto/"
   "client/|(util|model|proto|client)/"
   "server/|(util|model|formats|proto|server)/|${kernels_core}"
-  "tools/|(util|model|formats|kernels|bench|proto|client|tools)/"
+  "tools/|(util|model|formats|kernels|align|bench|proto|client|tools)/"
 )
 
 set(violations "")

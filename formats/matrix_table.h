@@ -1,13 +1,13 @@
 // Sequential reading and writing of keyed float matrices (feature archives in, score archives
-// out) through Kaldi-style specifiers (formats/table_specifier.h).
+// out) through Kaldi-style specifiers (formats/table_specifier.h), pipes included
+// (formats/table_entries.h).
 #pragma once
 
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "formats/table_specifier.h"
+#include "formats/table_entries.h"
 #include "util/matrix.h"
 
 namespace gmmscore {
@@ -23,20 +23,17 @@ class MatrixTableReader {
 class MatrixTableWriter {
  public:
   static absl::StatusOr<std::unique_ptr<MatrixTableWriter>> Open(const std::string& wspecifier);
-  ~MatrixTableWriter();
   absl::Status Write(const std::string& key, const Matrix& value);
-  absl::Status Close();
+  // Flushes and closes; fails where a write or a pipe's command failed. The destructor closes a
+  // writer that was not closed, ignoring errors.
+  absl::Status Close() { return entries_->Close(); }
   // Where the output goes, for messages: "scores.ark" or "stdout".
-  const std::string& description() const { return description_; }
+  const std::string& description() const { return entries_->description(); }
 
  private:
-  MatrixTableWriter() = default;
-  TableSpecifier spec_;
-  std::ofstream file_;
-  std::ostream* archive_ = nullptr;
-  std::ofstream script_;
-  std::string description_;
-  bool closed_ = false;
+  explicit MatrixTableWriter(std::unique_ptr<TableEntryWriter> entries)
+      : entries_(std::move(entries)) {}
+  std::unique_ptr<TableEntryWriter> entries_;
 };
 
 }  // namespace gmmscore

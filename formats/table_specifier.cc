@@ -30,13 +30,18 @@ absl::StatusOr<TableSpecifier> Parse(const std::string& spec, bool for_writing) 
       sphinx = true;
     else if (opt == "t")
       t.text = true;
+    else if (opt == "b")
+      t.text = false;
+    else if (opt == "f")
+      t.flush = true;
+    else if (opt == "nf")
+      t.flush = false;
     else if (absl::StartsWith(opt, "dim=")) {
       if (!absl::SimpleAtoi(opt.substr(4), &t.sphinx_dim) || t.sphinx_dim < 1) {
         return absl::InvalidArgumentError(absl::StrCat("bad specifier '", spec, "': bad ", opt));
       }
-    } else if (opt == "b" || opt == "s" || opt == "cs" || opt == "o" || opt == "p" || opt == "bg" ||
-               opt == "f" || opt == "nf" || opt == "ns" || opt == "no" || opt == "np" ||
-               opt == "ncs") {
+    } else if (opt == "s" || opt == "cs" || opt == "o" || opt == "p" || opt == "bg" ||
+               opt == "ns" || opt == "no" || opt == "np" || opt == "ncs") {
       continue;
     } else {
       return absl::InvalidArgumentError(

@@ -12,6 +12,7 @@
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_fused_scorer.h"
 #include "kernels/cuda/cuda_scorer.h"
+#include "kernels/cuda/cuda_viterbi.h"
 #endif
 
 namespace gmmscore {
@@ -57,6 +58,11 @@ absl::StatusOr<std::unique_ptr<FusedScorer>> MakeGpuScorer(const std::vector<Gmm
                        CudaFusedScorer::Create(pointers, spec, options));
   return std::unique_ptr<FusedScorer>(std::move(fused));
 }
+
+absl::StatusOr<std::unique_ptr<BatchViterbi>> MakeGpuViterbi(int gpu) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaViterbi> viterbi, CudaViterbi::Create(gpu));
+  return std::unique_ptr<BatchViterbi>(std::move(viterbi));
+}
 #else
 absl::StatusOr<std::vector<int>> SelectGpus(const std::string&) {
   return absl::UnimplementedError("this build has no CUDA (nvcc was not found)");
@@ -70,6 +76,10 @@ absl::StatusOr<std::unique_ptr<ComputeDevice>> MakeGpuDevice(int, int32_t, int32
 
 absl::StatusOr<std::unique_ptr<FusedScorer>> MakeGpuScorer(const std::vector<GmmModel>&,
                                                            const FusionSpec&, int) {
+  return absl::UnimplementedError("this build has no CUDA");
+}
+
+absl::StatusOr<std::unique_ptr<BatchViterbi>> MakeGpuViterbi(int) {
   return absl::UnimplementedError("this build has no CUDA");
 }
 #endif
@@ -154,6 +164,33 @@ absl::StatusOr<std::vector<std::unique_ptr<FusedScorer>>> MakeFusedScorers(
   scorers.clear();
   scorers.push_back(std::move(fused));
   return scorers;
+}
+
+absl::StatusOr<AlignBackend> MakeAlignBackend(const BackendRequest& request,
+                                              const GmmModel& model) {
+  GMM_ASSIGN_OR_RETURN(const std::vector<int> gpus, ChooseGpus(request));
+  const std::vector<GmmModel> models = {model};
+  AlignBackend backend;
+  if (!gpus.empty()) {
+    // The first GPU scores and aligns.
+    absl::StatusOr<std::unique_ptr<FusedScorer>> scorer =
+        MakeGpuScorer(models, FusionSpec(), gpus[0]);
+    absl::StatusOr<std::unique_ptr<BatchViterbi>> viterbi =
+        scorer.ok() ? MakeGpuViterbi(gpus[0]) : scorer.status();
+    if (viterbi.ok()) {
+      Say(request, absl::StrCat("scoring and aligning on ", GpuLabels({gpus[0]})));
+      backend.scorer = *std::move(scorer);
+      backend.viterbi = *std::move(viterbi);
+      return backend;
+    }
+    if (request.backend == "cuda") return viterbi.status();
+    Say(request,
+        absl::StrCat("CUDA not usable (", viterbi.status().message(), "), scoring on the cpu"));
+  }
+  std::vector<std::unique_ptr<Scorer>> cpu;
+  cpu.push_back(std::make_unique<CpuScorer>(model, request.cpu_threads));
+  GMM_ASSIGN_OR_RETURN(backend.scorer, HostFusedScorer::Create(std::move(cpu), FusionSpec()));
+  return backend;
 }
 
 }  // namespace gmmscore

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/batch_viterbi.h"
 #include "kernels/compute_device.h"
 #include "kernels/fused_scorer.h"
 #include "model/fusion.h"
@@ -36,5 +37,13 @@ absl::StatusOr<std::vector<std::unique_ptr<ComputeDevice>>> MakeComputeDevices(
 // spec validated). With --backend auto a GPU that cannot take the models falls back to the CPU.
 absl::StatusOr<std::vector<std::unique_ptr<FusedScorer>>> MakeFusedScorers(
     const BackendRequest& request, const std::vector<GmmModel>& models, const FusionSpec& spec);
+
+// What `gmmscore align` runs on: a scorer for the model, and where a GPU is chosen the batched
+// exact Viterbi on it (viterbi null: the CPU aligner).
+struct AlignBackend {
+  std::unique_ptr<FusedScorer> scorer;
+  std::unique_ptr<BatchViterbi> viterbi;
+};
+absl::StatusOr<AlignBackend> MakeAlignBackend(const BackendRequest& request, const GmmModel& model);
 
 }  // namespace gmmscore

@@ -108,6 +108,19 @@ absl::StatusOr<TransitionModel> TransitionModel::Create(HmmTopology topology,
     const TransitionTuple& t = tm.tuples_[tm.id_to_state_[tid] - 1];
     tm.id_to_pdf_[tid] = tm.IsSelfLoop(tid) ? t.self_loop_pdf : t.forward_pdf;
   }
+  tm.self_loop_of_.assign(size_t(num_tstates) + 1, 0);
+  tm.non_self_loop_log_probs_.assign(size_t(num_tstates) + 1, 0.0f);
+  for (int32_t ts = 1; ts <= num_tstates; ++ts) {
+    for (int32_t tid = tm.state_to_first_id_[ts]; tid < tm.state_to_first_id_[ts + 1]; ++tid) {
+      if (!tm.IsSelfLoop(tid)) continue;
+      tm.self_loop_of_[size_t(ts)] = tid;
+      // Single precision throughout, as Kaldi's ComputeDerivedOfProbs: expf, 1 - p, logf; a
+      // self-loop of probability 1 leaves 1e-10 for the way out.
+      float non_self_loop = static_cast<float>(1.0 - std::exp(tm.log_probs_[size_t(tid)]));
+      if (non_self_loop <= 0.0f) non_self_loop = 1.0e-10f;
+      tm.non_self_loop_log_probs_[size_t(ts)] = std::log(non_self_loop);
+    }
+  }
   return tm;
 }
 

@@ -76,6 +76,11 @@ class TransitionModel {
   }
   bool IsSelfLoop(int32_t tid) const;
   float TransitionIdToLogProb(int32_t tid) const { return log_probs_[tid]; }
+  // The self-loop transition-id of a transition-state, 0 where it has none.
+  int32_t SelfLoopOf(int32_t tstate) const { return self_loop_of_[tstate]; }
+  // log(1 - p(self-loop)) of a transition-state (0 where it has no self-loop), in float as Kaldi
+  // computes it, so that transition costs added to a graph match Kaldi's to the bit.
+  float NonSelfLoopLogProb(int32_t tstate) const { return non_self_loop_log_probs_[tstate]; }
 
   bool operator==(const TransitionModel& other) const {
     return topology_ == other.topology_ && tuples_ == other.tuples_ &&
@@ -90,6 +95,8 @@ class TransitionModel {
   std::vector<int32_t> state_to_first_id_;  // indexed by transition-state (1-based), size T+2
   std::vector<int32_t> id_to_state_;        // indexed by transition-id, [0] unused
   std::vector<int32_t> id_to_pdf_;
+  std::vector<int32_t> self_loop_of_;           // indexed by transition-state, [0] unused
+  std::vector<float> non_self_loop_log_probs_;  // indexed by transition-state, [0] unused
   int32_t num_pdfs_ = 0;
 };
 

@@ -53,6 +53,33 @@ TEST(MatrixTable, BinaryTextAndScriptRoundTrips) {
   }
 }
 
+TEST(MatrixTable, PipesBothWaysAndCommandsThatFail) {
+  TempDir dir;
+  const Matrix a = RandomFeatures(7, 5, 0.0f, 100.0f, 1);
+  auto writer = MatrixTableWriter::Open("ark:| gzip -c >" + dir.file("t.ark.gz"));
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  EXPECT_EQ((*writer)->description(), "'| gzip -c >" + dir.file("t.ark.gz") + "'");
+  ASSERT_TRUE((*writer)->Write("utt-a", a).ok());
+  ASSERT_TRUE((*writer)->Close().ok());
+  const auto table = ReadTable("ark,s,cs:gunzip -c " + dir.file("t.ark.gz") + " |");
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.at("utt-a"), a);
+
+  auto failing = MatrixTableReader::Open("ark:gunzip -c " + dir.file("t.ark.gz") + "; exit 9 |");
+  ASSERT_TRUE(failing.ok());
+  std::string key;
+  Matrix m;
+  EXPECT_TRUE(*(*failing)->Next(&key, &m));
+  const absl::StatusOr<bool> end = (*failing)->Next(&key, &m);
+  EXPECT_EQ(end.status().message(),
+            "command 'gunzip -c " + dir.file("t.ark.gz") + "; exit 9' exited with status 9");
+
+  auto broken = MatrixTableWriter::Open("ark,t:| cat >/dev/null; exit 2");
+  ASSERT_TRUE(broken.ok());
+  ASSERT_TRUE((*broken)->Write("utt-a", a).ok());
+  EXPECT_EQ((*broken)->Close().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(MatrixTable, ReadsKaldiCompressedMatrices) {
   // A 2 x 3 "CM2" (two bytes per value) matrix: min 1, range 65535 -> value = 1 + code.
   std::string bytes = "key ";

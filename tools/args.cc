@@ -1,5 +1,6 @@
 #include "tools/args.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -37,9 +38,14 @@ absl::Status Args::Parse(int argc, char** argv, int first) {
           absl::StrCat("gmmscore ", command_, ": unknown option --", name, "\n", Help()));
     }
     if (o->value_name.empty()) {
-      if (has_value) {
-        return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
+      // A switch: "--name", or Kaldi's "--name=true|false" (also t/f, 1/0).
+      const std::string v = absl::AsciiStrToLower(value);
+      if (has_value && v != "true" && v != "t" && v != "1" && v != "false" && v != "f" &&
+          v != "0") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name, " is true or false, not '", value, "'"));
       }
+      value = (!has_value || v == "true" || v == "t" || v == "1") ? "true" : "false";
     } else if (!has_value) {
       if (i + 1 >= argc) {
         return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));

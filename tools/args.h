@@ -1,5 +1,6 @@
-// Command-line options for gmmscore's subcommands: "--name value", "--name=value" and
-// repeatable options (--model A --model B), which absl flags do not offer per subcommand.
+// Command-line options for gmmscore's subcommands: "--name value", "--name=value", switches as
+// "--name" or Kaldi's "--name=true|false", and repeatable options (--model A --model B), which
+// absl flags do not offer per subcommand.
 // Each subcommand declares its options with help text; unknown options are errors.
 #pragma once
 
@@ -34,7 +35,8 @@ class Args {
   std::vector<std::string> GetAll(const std::string& name) const;
   absl::StatusOr<int> GetInt(const std::string& name) const;
   absl::StatusOr<double> GetDouble(const std::string& name) const;
-  bool GetBool(const std::string& name) const { return Has(name); }
+  // A switch given as "--name" or "--name=true" (the last one given wins over repeats).
+  bool GetBool(const std::string& name) const { return Has(name) && Get(name) == "true"; }
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

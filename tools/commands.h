@@ -4,6 +4,7 @@
 namespace gmmscore {
 
 int RunScore(int argc, char** argv);
+int RunAlign(int argc, char** argv);
 int RunConvert(int argc, char** argv);
 int RunInfo(int argc, char** argv);
 int RunBench(int argc, char** argv);

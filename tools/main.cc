@@ -1,6 +1,8 @@
 // gmmscore: the command-line tool. One binary, subcommands (docs/ARCHITECTURE.md).
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "tools/commands.h"
@@ -12,6 +14,7 @@ constexpr char kUsage[] =
     "\n"
     "commands:\n"
     "  score     score feature frames against one or more models (offline)\n"
+    "  align     align features to compiled training graphs (Kaldi's gmm-align-compiled)\n"
     "  convert   convert a model between Kaldi, HTK, Sphinx and native formats\n"
     "  info      describe a model\n"
     "  bench     measure scoring throughput against the two-kernel BLAS path\n"
@@ -30,13 +33,24 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
-  if (command == "score") return gmmscore::RunScore(argc, argv);
-  if (command == "convert") return gmmscore::RunConvert(argc, argv);
-  if (command == "info") return gmmscore::RunInfo(argc, argv);
-  if (command == "bench") return gmmscore::RunBench(argc, argv);
-  if (command == "stream") return gmmscore::RunStream(argc, argv);
-  if (command == "bench-stream") return gmmscore::RunBenchStream(argc, argv);
-  if (command == "health") return gmmscore::RunHealth(argc, argv);
+  // The readers refuse what they cannot hold; should an allocation still fail, the command ends
+  // with a message and status 1, not an abort.
+  try {
+    if (command == "score") return gmmscore::RunScore(argc, argv);
+    if (command == "align") return gmmscore::RunAlign(argc, argv);
+    if (command == "convert") return gmmscore::RunConvert(argc, argv);
+    if (command == "info") return gmmscore::RunInfo(argc, argv);
+    if (command == "bench") return gmmscore::RunBench(argc, argv);
+    if (command == "stream") return gmmscore::RunStream(argc, argv);
+    if (command == "bench-stream") return gmmscore::RunBenchStream(argc, argv);
+    if (command == "health") return gmmscore::RunHealth(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "gmmscore %s: out of memory\n", command.c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gmmscore %s: %s\n", command.c_str(), e.what());
+    return 1;
+  }
   std::fprintf(stderr, "gmmscore: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

@@ -14,8 +14,8 @@ bundle=.device-bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
 binaries=("$build/tests/cuda_scorer_test" "$build/tests/cuda_tensor_scorer_test"
-  "$build/tests/cuda_fusion_test" "$build/tests/server_cuda_test" "$build/bench/cuda_bench"
-  "$build/bench/cuda_launch_bench"
+  "$build/tests/cuda_fusion_test" "$build/tests/cuda_viterbi_test" "$build/tests/server_cuda_test"
+  "$build/bench/cuda_bench" "$build/bench/cuda_launch_bench" "$build/bench/cuda_align_bench"
   "$build/server/gmmscored" "$build/tools/gmmscore")
 cp "${binaries[@]}" bench/cuda/device_run.sh bench/cuda/device_e2e.sh "$bundle/"
 ldd "${binaries[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |

@@ -1,0 +1,43 @@
+// Tables of Kaldi's compiled training graphs (compile-train-graphs' output, which
+// gmm-align-compiled reads as "ark:graphs.fsts" or "ark:gunzip -c fsts.1.gz|"): OpenFst
+// VectorFst<StdArc> objects, each converted to an AlignGraph (model/align_graph.h) with its states
+// and each state's arcs in OpenFst's order, final_cost the final weight (AlignGraph::kNotFinal
+// where a state is not final) and start the start state (-1 for none).
+//
+// An entry is read as Kaldi's VectorFstHolder reads it (fstext/kaldi-fst-io-inl.h):
+//   binary  "KEY " and the FST in OpenFst's binary format (no "\0B"), read by OpenFst;
+//   text    "KEY " and a newline, then fstprint lines ("SRC DST ILABEL OLABEL [WEIGHT]",
+//           "STATE [WEIGHT]", fields separated by tabs or spaces) up to an empty line; the start
+//           is the first line's source state.
+// Every table form of formats/table_entries.h is read: files, "-", pipes, scripts with offsets.
+//
+// Errors name the input and the key. A truncated or corrupt FST is an error, never an allocation
+// the input cannot back: counts are checked against the bytes that follow them before OpenFst
+// sees the FST (binary), and state numbers against the size of the text (text). The graphs are
+// checked with ValidateAlignGraph (destinations and start in range, no NaN weights, input labels
+// not negative).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "formats/table_entries.h"
+#include "model/align_graph.h"
+
+namespace gmmscore {
+
+class FstTableReader {
+ public:
+  static absl::StatusOr<std::unique_ptr<FstTableReader>> Open(const std::string& rspecifier);
+
+  // Reads the next entry; returns false at the end of the table.
+  absl::StatusOr<bool> Next(std::string* key, AlignGraph* graph);
+
+ private:
+  explicit FstTableReader(std::unique_ptr<TableEntryReader> entries)
+      : entries_(std::move(entries)) {}
+  std::unique_ptr<TableEntryReader> entries_;
+};
+
+}  // namespace gmmscore

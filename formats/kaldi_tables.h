@@ -1,0 +1,90 @@
+// Kaldi tables of alignments, scores and per-frame values, byte for byte as Kaldi's holders
+// (util/kaldi-holder-inl.h) write them, through every specifier of formats/table_entries.h
+// (ark, ark,t, ark,scp, "-", pipes). Each entry is "KEY " and then:
+//
+//   Int32VectorTableWriter (Int32VectorWriter: alignments)
+//     binary  "\0B", the length and then each value as WriteBasicType<int32> ('\4' + 4 bytes)
+//     text    "2 6 5 12 \n" (each value and a space, then a newline)
+//   FloatTableWriter (BaseFloatWriter: per-utterance scores)
+//     binary  "\0B" '\4' + 4 bytes
+//     text    "-973.549 \n"
+//   FloatVectorTableWriter (BaseFloatVectorWriter: per-frame log-likelihoods)
+//     binary  "\0B" "FV " '\4' + the length (4 bytes), then the floats
+//     text    " [ 1.5 -2 3 ]\n"
+//
+// Text floats are what Kaldi's streams print: an ostream's default notation at precision 7
+// (printf "%.7g"), so equal values give identical files (they do not round-trip exactly).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "formats/table_entries.h"
+
+namespace gmmscore {
+
+// What the writers share: the table being written.
+class KaldiTableWriterBase {
+ public:
+  // Flushes and closes; fails where a write or a pipe's command failed. The destructor closes a
+  // writer that was not closed, ignoring errors.
+  absl::Status Close() { return entries_->Close(); }
+  // Where the table goes, for messages.
+  const std::string& description() const { return entries_->description(); }
+
+ protected:
+  explicit KaldiTableWriterBase(std::unique_ptr<TableEntryWriter> entries)
+      : entries_(std::move(entries)) {}
+  ~KaldiTableWriterBase() = default;
+  std::unique_ptr<TableEntryWriter> entries_;
+};
+
+class Int32VectorTableWriter : public KaldiTableWriterBase {
+ public:
+  static absl::StatusOr<std::unique_ptr<Int32VectorTableWriter>> Open(
+      const std::string& wspecifier);
+  absl::Status Write(const std::string& key, absl::Span<const int32_t> value);
+
+ private:
+  using KaldiTableWriterBase::KaldiTableWriterBase;
+};
+
+class FloatTableWriter : public KaldiTableWriterBase {
+ public:
+  static absl::StatusOr<std::unique_ptr<FloatTableWriter>> Open(const std::string& wspecifier);
+  absl::Status Write(const std::string& key, float value);
+
+ private:
+  using KaldiTableWriterBase::KaldiTableWriterBase;
+};
+
+class FloatVectorTableWriter : public KaldiTableWriterBase {
+ public:
+  static absl::StatusOr<std::unique_ptr<FloatVectorTableWriter>> Open(
+      const std::string& wspecifier);
+  absl::Status Write(const std::string& key, absl::Span<const float> value);
+
+ private:
+  using KaldiTableWriterBase::KaldiTableWriterBase;
+};
+
+// Reads what Int32VectorTableWriter writes (binary or text entries, as Kaldi's
+// SequentialInt32VectorReader does) from "ark:" and "scp:" tables.
+class Int32VectorTableReader {
+ public:
+  static absl::StatusOr<std::unique_ptr<Int32VectorTableReader>> Open(
+      const std::string& rspecifier);
+  // Reads the next entry; returns false at the end of the table.
+  absl::StatusOr<bool> Next(std::string* key, std::vector<int32_t>* value);
+
+ private:
+  explicit Int32VectorTableReader(std::unique_ptr<TableEntryReader> entries)
+      : entries_(std::move(entries)) {}
+  std::unique_ptr<TableEntryReader> entries_;
+};
+
+}  // namespace gmmscore

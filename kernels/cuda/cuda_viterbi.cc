@@ -1,0 +1,158 @@
+#include "kernels/cuda/cuda_viterbi.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cuda/cuda_buffers.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/viterbi_kernel.h"
+#include "util/status_macros.h"
+
+namespace gmmscore {
+namespace {
+
+template <typename T>
+absl::StatusOr<DeviceArray<T>> Upload(const std::vector<T>& host) {
+  return UploadToDevice(host);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CudaViterbi>> CudaViterbi::Create(int device) {
+  GMM_RETURN_IF_ERROR(SelectDevice(device));
+  return std::unique_ptr<CudaViterbi>(new CudaViterbi(device));
+}
+
+absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::Align(
+    std::span<const ViterbiUtterance> utterances, const TransitionModel& model,
+    float acoustic_scale) {
+  const int32_t num_pdfs = model.NumPdfs();
+  std::vector<int32_t> state_offset, num_states, start, num_frames, depth;
+  std::vector<int64_t> frame_offset, bp_offset;
+  std::vector<int32_t> in_begin, arc_source, arc_pdf, arc_tid;
+  std::vector<float> final_cost, arc_weight, loglikes;
+  int64_t states = 0, frames = 0, bps = 0;
+  for (size_t u = 0; u < utterances.size(); ++u) {
+    const AlignGraph& g = *utterances[u].graph;
+    const Matrix& ll = *utterances[u].loglikes;
+    const auto fail = [u](const absl::Status& s) {
+      return absl::InvalidArgumentError(absl::StrCat("utterance ", u, ": ", s.message()));
+    };
+    if (absl::Status s = ValidateAlignGraph(g, model.NumTransitionIds()); !s.ok()) return fail(s);
+    if (g.start < 0) return fail(absl::InvalidArgumentError("empty decoding graph"));
+    if (ll.cols != num_pdfs) {
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("scores for ", ll.cols, " pdfs, the model has ", num_pdfs)));
+    }
+    absl::StatusOr<int32_t> eps = EpsilonDepth(g);
+    if (!eps.ok()) return fail(eps.status());
+    state_offset.push_back(int32_t(states));
+    num_states.push_back(g.num_states());
+    start.push_back(g.start);
+    num_frames.push_back(ll.rows);
+    depth.push_back(*eps);
+    frame_offset.push_back(frames);
+    bp_offset.push_back(bps);
+    // Incoming arcs per state, in the order of their sources and, per source, the graph's order.
+    std::vector<std::vector<int32_t>> incoming(size_t(g.num_states()));
+    std::vector<int32_t> source_of(g.arcs.size());
+    for (int32_t s = 0; s < g.num_states(); ++s) {
+      for (int32_t a = g.arc_begin[size_t(s)]; a < g.arc_begin[size_t(s) + 1]; ++a) {
+        incoming[size_t(g.arcs[size_t(a)].next)].push_back(a);
+        source_of[size_t(a)] = s;
+      }
+    }
+    for (int32_t s = 0; s < g.num_states(); ++s) {
+      in_begin.push_back(int32_t(arc_source.size()));
+      final_cost.push_back(g.final_cost[size_t(s)]);
+      for (int32_t a : incoming[size_t(s)]) {
+        const GraphArc& arc = g.arcs[size_t(a)];
+        arc_source.push_back(source_of[size_t(a)]);
+        arc_pdf.push_back(arc.ilabel == 0 ? -1 : model.TransitionIdToPdf(arc.ilabel));
+        arc_tid.push_back(arc.ilabel);
+        arc_weight.push_back(arc.weight);
+      }
+    }
+    loglikes.insert(loglikes.end(), ll.data.begin(), ll.data.end());
+    states += g.num_states();
+    frames += ll.rows;
+    bps += int64_t(ll.rows + 1) * g.num_states();
+  }
+  in_begin.push_back(int32_t(arc_source.size()));
+  const int32_t count = int32_t(utterances.size());
+  if (count == 0) return std::vector<ViterbiResult>();
+
+  const int64_t bytes = bps * 4 + states * 2 * 8 + frames * 4 + frames * num_pdfs * 4 +
+                        int64_t(arc_source.size()) * 16 + states * 8;
+  GMM_RETURN_IF_ERROR(SelectDevice(device_));
+  GMM_RETURN_IF_ERROR(CheckDeviceRoom(device_, bytes,
+                                      absl::StrCat("aligning ", count, " utterances of ", frames,
+                                                   " frames (", bps, " back-pointers) needs")));
+  GMM_ASSIGN_OR_RETURN(auto d_state_offset, Upload(state_offset));
+  GMM_ASSIGN_OR_RETURN(auto d_num_states, Upload(num_states));
+  GMM_ASSIGN_OR_RETURN(auto d_start, Upload(start));
+  GMM_ASSIGN_OR_RETURN(auto d_num_frames, Upload(num_frames));
+  GMM_ASSIGN_OR_RETURN(auto d_frame_offset, Upload(frame_offset));
+  GMM_ASSIGN_OR_RETURN(auto d_depth, Upload(depth));
+  GMM_ASSIGN_OR_RETURN(auto d_bp_offset, Upload(bp_offset));
+  GMM_ASSIGN_OR_RETURN(auto d_in_begin, Upload(in_begin));
+  GMM_ASSIGN_OR_RETURN(auto d_final, Upload(final_cost));
+  GMM_ASSIGN_OR_RETURN(auto d_source, Upload(arc_source));
+  GMM_ASSIGN_OR_RETURN(auto d_pdf, Upload(arc_pdf));
+  GMM_ASSIGN_OR_RETURN(auto d_tid, Upload(arc_tid));
+  GMM_ASSIGN_OR_RETURN(auto d_weight, Upload(arc_weight));
+  GMM_ASSIGN_OR_RETURN(auto d_loglikes, Upload(loglikes));
+  GMM_ASSIGN_OR_RETURN(auto d_costs, DeviceArray<double>::Allocate(size_t(2 * states)));
+  GMM_ASSIGN_OR_RETURN(auto d_bp, DeviceArray<int32_t>::Allocate(size_t(bps)));
+  GMM_ASSIGN_OR_RETURN(auto d_alignments, DeviceArray<int32_t>::Allocate(size_t(frames)));
+  GMM_ASSIGN_OR_RETURN(auto d_scores, DeviceArray<float>::Allocate(size_t(count)));
+  GMM_ASSIGN_OR_RETURN(auto d_reached, DeviceArray<int32_t>::Allocate(size_t(count)));
+
+  DeviceViterbiBatch batch;
+  batch.utterances = count;
+  batch.state_offset = d_state_offset.get();
+  batch.num_states = d_num_states.get();
+  batch.start = d_start.get();
+  batch.num_frames = d_num_frames.get();
+  batch.frame_offset = d_frame_offset.get();
+  batch.epsilon_depth = d_depth.get();
+  batch.backpointer_offset = d_bp_offset.get();
+  batch.in_begin = d_in_begin.get();
+  batch.final_cost = d_final.get();
+  batch.arc_source = d_source.get();
+  batch.arc_pdf = d_pdf.get();
+  batch.arc_tid = d_tid.get();
+  batch.arc_weight = d_weight.get();
+  batch.loglikes = d_loglikes.get();
+  batch.num_pdfs = num_pdfs;
+  batch.acoustic_scale = acoustic_scale;
+  batch.costs = d_costs.get();
+  batch.backpointers = d_bp.get();
+  batch.alignments = d_alignments.get();
+  batch.scores = d_scores.get();
+  batch.reached_final = d_reached.get();
+  GMM_RETURN_IF_ERROR(LaunchViterbiBatch(batch, nullptr));
+  GMM_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+
+  std::vector<int32_t> alignments(static_cast<size_t>(frames)), reached(static_cast<size_t>(count));
+  std::vector<float> scores(static_cast<size_t>(count));
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(alignments.data(), d_alignments.get(), alignments.size() * 4,
+                                      cudaMemcpyDeviceToHost));
+  GMM_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(reached.data(), d_reached.get(), reached.size() * 4, cudaMemcpyDeviceToHost));
+  GMM_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(scores.data(), d_scores.get(), scores.size() * 4, cudaMemcpyDeviceToHost));
+  std::vector<ViterbiResult> results(static_cast<size_t>(count));
+  for (int32_t u = 0; u < count; ++u) {
+    ViterbiResult& r = results[size_t(u)];
+    r.reached_final = reached[size_t(u)] != 0;
+    if (!r.reached_final) continue;
+    r.score = scores[size_t(u)];
+    const auto first = alignments.begin() + frame_offset[size_t(u)];
+    r.transition_ids.assign(first, first + num_frames[size_t(u)]);
+  }
+  return results;
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,98 @@
+// gmmscore align as a drop-in for Kaldi's gmm-align-compiled, on the real Kaldi data in
+// tests/data/kaldi-mono: with the options Kaldi's ali.txt was made with, the same alignments
+// (byte for byte, text archive) and the same scores (within 0.01), through files and through
+// piped specifiers as Kaldi recipes pass them; Kaldi's usage errors and exit status.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace gmmscore::testing {
+namespace {
+
+constexpr char kOptions[] =
+    " --transition-scale=1.0 --acoustic-scale=0.1 --self-loop-scale=0.1 --beam=6"
+    " --retry-beam=40 ";
+
+std::string Align(const std::string& arguments, const std::string& log) {
+  return std::string(GMMSCORE_CLI) + " align" + arguments + " 2>" + log;
+}
+
+std::map<std::string, double> ReadScores(const std::string& path) {
+  std::map<std::string, double> scores;
+  std::istringstream in(ReadFile(path));
+  std::string key;
+  double value = 0;
+  while (in >> key >> value) scores[key] = value;
+  return scores;
+}
+
+void ExpectKaldiOutputs(const std::string& ali, const std::string& scores) {
+  EXPECT_EQ(ReadFile(ali), ReadFile(DataPath("kaldi-mono/ali.txt")));
+  const auto ours = ReadScores(scores), kaldi = ReadScores(DataPath("kaldi-mono/ali_scores.txt"));
+  ASSERT_EQ(ours.size(), kaldi.size());
+  for (const auto& [key, value] : kaldi) EXPECT_NEAR(ours.at(key), value, 0.01) << key;
+}
+
+TEST(AlignCliTest, GivesKaldisAlignmentsAndScores) {
+  TempDir dir;
+  const std::string ali = dir.file("ali.txt"), scores = dir.file("scores.txt"),
+                    log = dir.file("log");
+  const std::string cmd =
+      Align(std::string(kOptions) + DataPath("kaldi-mono/final.mdl") +
+                " ark:" + DataPath("kaldi-mono/graphs.fsts") +
+                " ark:" + DataPath("kaldi-mono/feats.ark") + " ark,t:" + ali + " ark,t:" + scores,
+            log);
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ReadFile(log);
+  ExpectKaldiOutputs(ali, scores);
+  const std::string messages = ReadFile(log);
+  EXPECT_NE(messages.find("Overall log-likelihood per frame is"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("over 1598 frames."), std::string::npos) << messages;
+  EXPECT_NE(messages.find("Done 6, errors on 0"), std::string::npos) << messages;
+}
+
+TEST(AlignCliTest, TakesPipedSpecifiersAsKaldiRecipesPassThem) {
+  TempDir dir;
+  const std::string ali = dir.file("ali.txt"), scores = dir.file("scores.txt"),
+                    log = dir.file("log");
+  const std::string cmd =
+      Align(std::string(kOptions) + DataPath("kaldi-mono/final.mdl") + " 'ark:cat " +
+                DataPath("kaldi-mono/graphs.fsts") + " |' 'ark,s,cs:cat " +
+                DataPath("kaldi-mono/feats.ark") + " |' 'ark,t:|cat >" + ali + "' ark,t:" + scores,
+            log);
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ReadFile(log);
+  ExpectKaldiOutputs(ali, scores);
+}
+
+TEST(AlignCliTest, CountsUtterancesWithoutFeaturesAndFailsWhenNoneAligned) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  // An empty feature archive: no graph has features.
+  const std::string cmd = Align(std::string(kOptions) + DataPath("kaldi-mono/final.mdl") +
+                                    " ark:" + DataPath("kaldi-mono/graphs.fsts") +
+                                    " ark:/dev/null ark,t:" + dir.file("ali.txt"),
+                                log);
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1) << "Kaldi's exit status when nothing aligned";
+  const std::string messages = ReadFile(log);
+  EXPECT_NE(messages.find("No features for utterance cards-001"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("Done 0, errors on 6"), std::string::npos) << messages;
+}
+
+TEST(AlignCliTest, RefusesBeamsThatDoNotMakeSenseAndWrongArgumentCounts) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  const std::string beams = Align(" --beam=40 --retry-beam=10 " + DataPath("kaldi-mono/final.mdl") +
+                                      " ark:" + DataPath("kaldi-mono/graphs.fsts") +
+                                      " ark:" + DataPath("kaldi-mono/feats.ark") + " ark:/dev/null",
+                                  log);
+  EXPECT_NE(WEXITSTATUS(std::system(beams.c_str())), 0);
+  EXPECT_NE(ReadFile(log).find("beams do not make sense"), std::string::npos) << ReadFile(log);
+  EXPECT_EQ(WEXITSTATUS(std::system(Align(" a b c", log).c_str())), 1);
+}
+
+}  // namespace
+}  // namespace gmmscore::testing

@@ -1,0 +1,189 @@
+#include "tools/align_table.h"
+
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "align/careful_graph.h"
+#include "align/transition_probs.h"
+#include "util/status_macros.h"
+
+namespace gmmscore {
+namespace {
+
+// Utterances aligned in one GPU launch at most, and their frames.
+constexpr size_t kBatchUtterances = 1024;
+constexpr int64_t kBatchFrames = 2'000'000;
+
+// Numbers as Kaldi's logs print them (an ostream's default formatting).
+template <typename T>
+std::string Str(T value) {
+  std::ostringstream s;
+  s << value;
+  return s.str();
+}
+
+void Log(std::FILE* log, const char* level, const std::string& program, const std::string& what) {
+  std::fprintf(log, "%s (%s) %s\n", level, program.c_str(), what.c_str());
+}
+
+// One table's run: the counts, the outputs, and the utterances waiting for a GPU batch.
+class TableAligner {
+ public:
+  TableAligner(const AlignOptions& options, const GmmModel& model, const AlignTableOutputs& out,
+               const std::string& program, std::FILE* log)
+      : options_(options), model_(model), out_(out), program_(program), log_(log) {}
+
+  AlignTableSummary& summary() { return summary_; }
+
+  void Warn(const std::string& what) { Log(log_, "WARNING", program_, what); }
+
+  // The CPU aligner, one utterance at a time.
+  absl::Status AlignOne(const std::string& key, AlignGraph graph, const Matrix& loglikes) {
+    Log(log_, "LOG", program_, key);
+    UtteranceAlignment aligned = AlignUtterance(options_, model_.hmm(), std::move(graph), loglikes);
+    if (aligned.retried) {
+      ++summary_.retried;
+      Warn("Retrying utterance " + key + " with beam " + Str(options_.retry_beam));
+    }
+    if (!aligned.status.ok()) {
+      Failed(key, aligned.status, loglikes.rows);
+      return absl::OkStatus();
+    }
+    return Write(key, aligned.transition_ids, aligned.score, aligned.frame_loglikes, loglikes.rows);
+  }
+
+  // The GPU: the utterance's graph readied on the host now, aligned with a batch later.
+  absl::Status Queue(BatchViterbi* viterbi, const std::string& key, AlignGraph graph,
+                     Matrix loglikes) {
+    absl::Status ready = ValidateAlignGraph(graph, model_.hmm().NumTransitionIds());
+    if (ready.ok() && graph.start < 0) ready = absl::InvalidArgumentError("empty decoding graph");
+    if (ready.ok()) ready = EpsilonDepth(graph).status();
+    if (!ready.ok()) {
+      Failed(key, ready, loglikes.rows);
+      return absl::OkStatus();
+    }
+    (void)AddTransitionProbs(model_.hmm(), options_.transition_scale, options_.self_loop_scale,
+                             &graph);
+    if (options_.careful) graph = MakeCarefulGraph(graph);
+    queued_frames_ += loglikes.rows;
+    queue_.push_back({key, std::move(graph), std::move(loglikes)});
+    if (queue_.size() >= kBatchUtterances || queued_frames_ >= kBatchFrames) return Flush(viterbi);
+    return absl::OkStatus();
+  }
+
+  absl::Status Flush(BatchViterbi* viterbi) {
+    if (queue_.empty()) return absl::OkStatus();
+    std::vector<ViterbiUtterance> batch;
+    for (const Queued& q : queue_) batch.push_back({&q.graph, &q.loglikes});
+    GMM_ASSIGN_OR_RETURN(const std::vector<ViterbiResult> results,
+                         viterbi->Align(batch, model_.hmm(), options_.acoustic_scale));
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      const Queued& q = queue_[i];
+      const ViterbiResult& r = results[i];
+      Log(log_, "LOG", program_, q.key);
+      if (!r.reached_final) {
+        Failed(q.key, absl::NotFoundError("no final state"), q.loglikes.rows);
+        continue;
+      }
+      std::vector<float> frame_loglikes;
+      for (int32_t t = 0; t < q.loglikes.rows; ++t) {
+        frame_loglikes.push_back(
+            q.loglikes.at(t, model_.hmm().TransitionIdToPdf(r.transition_ids[size_t(t)])));
+      }
+      GMM_RETURN_IF_ERROR(Write(q.key, r.transition_ids, r.score, frame_loglikes, q.loglikes.rows));
+    }
+    queue_.clear();
+    queued_frames_ = 0;
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Queued {
+    std::string key;
+    AlignGraph graph;
+    Matrix loglikes;
+  };
+
+  void Failed(const std::string& key, const absl::Status& status, int32_t frames) {
+    ++summary_.errors;
+    Warn(status.code() == absl::StatusCode::kNotFound
+             ? "Did not successfully decode file " + key + ", len = " + Str(frames)
+             : "Utterance " + key + ": " + std::string(status.message()));
+  }
+
+  absl::Status Write(const std::string& key, const std::vector<int32_t>& transition_ids,
+                     float score, const std::vector<float>& frame_loglikes, int32_t frames) {
+    ++summary_.done;
+    summary_.total_log_likelihood += score / options_.acoustic_scale;
+    summary_.frames += frames;
+    GMM_RETURN_IF_ERROR(out_.alignments->Write(key, transition_ids));
+    if (out_.scores != nullptr) GMM_RETURN_IF_ERROR(out_.scores->Write(key, score));
+    if (out_.frame_loglikes != nullptr) {
+      GMM_RETURN_IF_ERROR(out_.frame_loglikes->Write(key, frame_loglikes));
+    }
+    return absl::OkStatus();
+  }
+
+  const AlignOptions& options_;
+  const GmmModel& model_;
+  const AlignTableOutputs& out_;
+  const std::string& program_;
+  std::FILE* const log_;
+  AlignTableSummary summary_;
+  std::vector<Queued> queue_;
+  int64_t queued_frames_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const GmmModel& model,
+                                             const FusedScorer& scorer, BatchViterbi* viterbi,
+                                             FstTableReader* graphs, MatrixLookup* feats,
+                                             const AlignTableOutputs& out,
+                                             const std::string& program, std::FILE* log) {
+  GMM_RETURN_IF_ERROR(ValidateAlignOptions(options));
+  TableAligner aligner(options, model, out, program, log);
+  std::string key;
+  AlignGraph graph;
+  while (true) {
+    GMM_ASSIGN_OR_RETURN(const bool more, graphs->Next(&key, &graph));
+    if (!more) break;
+    GMM_ASSIGN_OR_RETURN(std::optional<Matrix> features, feats->Take(key));
+    if (!features) {
+      ++aligner.summary().errors;
+      aligner.Warn("No features for utterance " + key);
+      continue;
+    }
+    if (features->rows == 0) {
+      ++aligner.summary().errors;
+      aligner.Warn("Zero-length utterance: " + key);
+      continue;
+    }
+    Matrix loglikes;
+    if (absl::Status s = scorer.Score(*features, &loglikes); !s.ok()) {
+      ++aligner.summary().errors;
+      aligner.Warn("Could not score utterance " + key + ": " + std::string(s.message()));
+      continue;
+    }
+    if (viterbi == nullptr) {
+      GMM_RETURN_IF_ERROR(aligner.AlignOne(key, std::move(graph), loglikes));
+    } else {
+      GMM_RETURN_IF_ERROR(aligner.Queue(viterbi, key, std::move(graph), std::move(loglikes)));
+    }
+  }
+  if (viterbi != nullptr) GMM_RETURN_IF_ERROR(aligner.Flush(viterbi));
+  return aligner.summary();
+}
+
+void LogAlignSummary(const AlignTableSummary& s, const std::string& program, std::FILE* log) {
+  Log(log, "LOG", program,
+      "Overall log-likelihood per frame is " +
+          Str(s.total_log_likelihood / static_cast<double>(s.frames)) + " over " + Str(s.frames) +
+          " frames.");
+  Log(log, "LOG", program,
+      "Retried " + Str(s.retried) + " out of " + Str(s.done + s.errors) + " utterances.");
+  Log(log, "LOG", program, "Done " + Str(s.done) + ", errors on " + Str(s.errors));
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,54 @@
+// Aligning a table of utterances as Kaldi's gmm-align-compiled does: for every graph of the
+// graphs table (in its order), the features of the same key, scored once per frame and pdf, then
+// aligned (align/align_utterance.h); the alignment, the score and the per-frame log-likelihoods
+// written where asked. An utterance that cannot be aligned (no features, no frames, a graph that
+// does not fit the model, no final state reached) is counted and warned about, and the rest go on.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "align/align_utterance.h"
+#include "formats/kaldi_fst.h"
+#include "formats/kaldi_tables.h"
+#include "formats/matrix_lookup.h"
+#include "kernels/batch_viterbi.h"
+#include "kernels/fused_scorer.h"
+#include "model/gmm_model.h"
+
+namespace gmmscore {
+
+struct AlignTableOutputs {
+  Int32VectorTableWriter* alignments = nullptr;
+  FloatTableWriter* scores = nullptr;                // optional
+  FloatVectorTableWriter* frame_loglikes = nullptr;  // optional
+};
+
+// What gmm-align-compiled sums up at the end.
+struct AlignTableSummary {
+  int64_t done = 0;
+  int64_t errors = 0;
+  int64_t retried = 0;
+  double total_log_likelihood = 0.0;  // of the aligned utterances, unscaled
+  int64_t frames = 0;                 // of the aligned utterances
+};
+
+// Aligns every graph of graphs against its features from feats, scored by scorer (one model:
+// model's pdfs), with the CPU aligner or, where viterbi is given, in batches on the GPU (exact
+// Viterbi: the beams do not prune there). Progress and warnings go to log in Kaldi's words ("LOG
+// (program) UTT", "WARNING (program) No features for utterance UTT", "Retrying utterance ...", "Did
+// not successfully decode file ..."). Fails only where the tables do (a graph or feature archive
+// that cannot be read, an output that cannot be written).
+absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const GmmModel& model,
+                                             const FusedScorer& scorer, BatchViterbi* viterbi,
+                                             FstTableReader* graphs, MatrixLookup* feats,
+                                             const AlignTableOutputs& out,
+                                             const std::string& program, std::FILE* log);
+
+// Kaldi's closing lines: "Overall log-likelihood per frame is L over N frames.", "Retried R out of
+// T utterances.", "Done D, errors on E".
+void LogAlignSummary(const AlignTableSummary& summary, const std::string& program, std::FILE* log);
+
+}  // namespace gmmscore

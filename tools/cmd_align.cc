@@ -1,0 +1,116 @@
+// gmmscore align: Kaldi's gmm-align-compiled, same arguments, options, defaults, outputs and exit
+// status, with the scoring on the fast CPU path or a GPU (--backend).
+#include <cstdio>
+
+#include "align/align_utterance.h"
+#include "formats/kaldi_fst.h"
+#include "formats/kaldi_tables.h"
+#include "formats/matrix_lookup.h"
+#include "formats/model_io.h"
+#include "kernels/backend.h"
+#include "tools/align_table.h"
+#include "tools/command_util.h"
+#include "tools/commands.h"
+
+namespace gmmscore {
+namespace {
+
+constexpr char kProgram[] = "gmmscore align";
+
+// Kaldi's usage errors exit with 1.
+int Usage(const Args& args) {
+  std::fprintf(stderr, "%s", args.Help().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int RunAlign(int argc, char** argv) {
+  Args args("align",
+            "[options] MODEL GRAPHS-RSPEC FEATS-RSPEC ALIGNMENTS-WSPEC [SCORES-WSPEC]\n"
+            "Aligns features to compiled training graphs, as Kaldi's gmm-align-compiled.\n"
+            "e.g.: gmmscore align --beam=10 --retry-beam=40 final.mdl ark:graphs.fsts "
+            "ark:feats.ark ark:1.ali");
+  const AlignOptions defaults;
+  args.Add({"beam", "F", "decoding beam used in alignment", "200"})
+      .Add({"retry-beam", "F", "decoding beam for the second try at alignment (0: none)", "0"})
+      .Add({"careful", "",
+            "careful alignment: better at detecting alignment failure (a loop to "
+            "the start of the graph)"})
+      .Add({"transition-scale", "F", "transition-probability scale (relative to acoustics)", "1"})
+      .Add({"self-loop-scale", "F", "scale of self-loop versus non-self-loop log probabilities",
+            "1"})
+      .Add({"acoustic-scale", "F", "scaling factor for acoustic likelihoods", "1"})
+      .Add({"write-per-frame-acoustic-loglikes", "WSPEC",
+            "table of vectors: each utterance's acoustic log-likelihood per frame"})
+      .Add({"backend", "NAME",
+            "cpu, cuda or auto: where frames are scored and aligned (on a GPU the Viterbi is exact "
+            "and batched: the beams do not prune)",
+            "cpu"})
+      .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0", "all"})
+      .Add({"threads", "N", "CPU threads, 0 for all", "0"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (args.positional().size() < 4 || args.positional().size() > 5) return Usage(args);
+  const std::vector<std::string>& pos = args.positional();
+
+  AlignOptions options = defaults;
+  auto beam = args.GetDouble("beam"), retry = args.GetDouble("retry-beam"),
+       transition = args.GetDouble("transition-scale"),
+       self_loop = args.GetDouble("self-loop-scale"), acoustic = args.GetDouble("acoustic-scale");
+  auto threads = args.GetInt("threads");
+  for (const absl::Status& s : {beam.status(), retry.status(), transition.status(),
+                                self_loop.status(), acoustic.status(), threads.status()}) {
+    if (!s.ok()) return Fail("align", s);
+  }
+  options.beam = static_cast<float>(*beam);
+  options.retry_beam = static_cast<float>(*retry);
+  options.careful = args.GetBool("careful");
+  options.transition_scale = static_cast<float>(*transition);
+  options.self_loop_scale = static_cast<float>(*self_loop);
+  options.acoustic_scale = static_cast<float>(*acoustic);
+  if (absl::Status s = ValidateAlignOptions(options); !s.ok()) return Fail("align", s);
+
+  auto loaded = LoadModel(pos[0]);
+  if (!loaded.ok()) return Fail("align", loaded.status());
+  if (loaded->model.hmm().empty()) {
+    return Fail("align",
+                absl::InvalidArgumentError(pos[0] + ": the model has no HMM to align with"));
+  }
+  const BackendRequest request{.backend = args.Get("backend"),
+                               .devices = args.Get("devices"),
+                               .program = kProgram,
+                               .cpu_threads = int32_t(*threads)};
+  auto backend = MakeAlignBackend(request, loaded->model);
+  if (!backend.ok()) return Fail("align", backend.status());
+  auto graphs = FstTableReader::Open(pos[1]);
+  if (!graphs.ok()) return Fail("align", graphs.status());
+  auto feats = MatrixLookup::Open(pos[2]);
+  if (!feats.ok()) return Fail("align", feats.status());
+  auto alignments = Int32VectorTableWriter::Open(pos[3]);
+  if (!alignments.ok()) return Fail("align", alignments.status());
+  std::unique_ptr<FloatTableWriter> scores;
+  if (pos.size() == 5) {
+    auto opened = FloatTableWriter::Open(pos[4]);
+    if (!opened.ok()) return Fail("align", opened.status());
+    scores = *std::move(opened);
+  }
+  std::unique_ptr<FloatVectorTableWriter> per_frame;
+  if (args.Has("write-per-frame-acoustic-loglikes")) {
+    auto opened = FloatVectorTableWriter::Open(args.Get("write-per-frame-acoustic-loglikes"));
+    if (!opened.ok()) return Fail("align", opened.status());
+    per_frame = *std::move(opened);
+  }
+
+  auto summary =
+      AlignTable(options, loaded->model, *backend->scorer, backend->viterbi.get(), graphs->get(),
+                 &*feats, {alignments->get(), scores.get(), per_frame.get()}, kProgram, stderr);
+  if (!summary.ok()) return Fail("align", summary.status());
+  for (absl::Status s : {(*alignments)->Close(), scores ? scores->Close() : absl::OkStatus(),
+                         per_frame ? per_frame->Close() : absl::OkStatus()}) {
+    if (!s.ok()) return Fail("align", s);
+  }
+  LogAlignSummary(*summary, kProgram, stderr);
+  return summary->done != 0 ? 0 : 1;
+}
+
+}  // namespace gmmscore
