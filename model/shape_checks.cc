@@ -14,13 +14,18 @@ absl::Status CheckFeatures(const Matrix& feats, int32_t dim) {
   for (int32_t t = 0; t < feats.rows; ++t) {
     const float* x = feats.row(t);
     for (int32_t d = 0; d < dim; ++d) {
-      if (!std::isfinite(x[d])) {
+      if (!FeatureInRange(x[d])) {
         return absl::InvalidArgumentError(
-            absl::StrCat("frame ", t, ", dimension ", d, ": value ", x[d], " is not finite"));
+            absl::StrCat("frame ", t, ", dimension ", d, ": ", FeatureRangeProblem(x[d])));
       }
     }
   }
   return absl::OkStatus();
+}
+
+std::string FeatureRangeProblem(float x) {
+  return std::isfinite(x) ? absl::StrCat("value ", x, " is outside +-", kMaxFeatureMagnitude)
+                          : absl::StrCat("value ", x, " is not finite");
 }
 
 absl::Status CheckSameShape(std::span<const ModelShape> models) {

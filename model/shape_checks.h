@@ -11,8 +11,21 @@
 
 namespace gmmscore {
 
-// Checks that feats has the model's dimension and only finite values; the error names the frame.
+// Features larger than this in magnitude are refused: scores of such frames are no longer finite
+// in float32 for real models (x^2 / var overflows), and no front end makes them.
+inline constexpr float kMaxFeatureMagnitude = 1e15f;
+
+// Whether one feature value is finite and within kMaxFeatureMagnitude.
+inline bool FeatureInRange(float x) {
+  return x >= -kMaxFeatureMagnitude && x <= kMaxFeatureMagnitude;
+}
+
+// Checks that feats has the model's dimension and only values in range; the error names the frame
+// and dimension.
 absl::Status CheckFeatures(const Matrix& feats, int32_t dim);
+
+// "value V is not finite" or "value V is outside +-1e15", for the error of a value out of range.
+std::string FeatureRangeProblem(float x);
 
 // One model of a fused set, as the error should name it: a file, a served model's name, or "".
 struct ModelShape {

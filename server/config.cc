@@ -1,21 +1,28 @@
 #include "server/config.h"
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
 
 namespace gmmscore::server {
 
 absl::Status ValidateModelName(const std::string& name) {
+  // A name that is refused is quoted escaped and cut short: it comes from a client.
+  const auto quoted = [&name] {
+    return name.size() <= 64 ? absl::StrCat("'", absl::CHexEscape(name), "'")
+                             : absl::StrCat("'", absl::CHexEscape(name.substr(0, 64)), "...' (",
+                                            name.size(), " bytes)");
+  };
   if (name.empty() || name.size() > 128) {
     return absl::InvalidArgumentError(
-        absl::StrCat("model name '", name, "' must have 1 to 128 characters"));
+        absl::StrCat("model name ", quoted(), " must have 1 to 128 characters"));
   }
   for (char c : name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '.' || c == '_' || c == '-';
     if (!ok) {
       return absl::InvalidArgumentError(
-          absl::StrCat("model name '", name, "' may hold only letters, digits, '.', '_', '-'"));
+          absl::StrCat("model name ", quoted(), " may hold only letters, digits, '.', '_', '-'"));
     }
   }
   return absl::OkStatus();
@@ -51,6 +58,9 @@ absl::Status ValidateConfig(const ServerConfig& c) {
            range("max-window-frames", s.max_window_frames, 1, 1 << 20),
            range("window-frames", s.default_window_frames, 1, s.max_window_frames),
            range("max-frames-per-chunk", s.max_frames_per_chunk, 1, 1 << 24),
+           range("max-models-per-stream", s.max_models_per_stream, 1, 8),
+           range("max-select-window", s.max_select_window, 1, 1 << 24),
+           range("max-response-bytes", s.max_response_bytes, 1024, 1 << 30),
            range("max-stream-windows", s.max_stream_windows, 1, 1 << 16),
            range("max-batch-frames", c.batcher.max_batch_frames, 1, 1 << 24),
            range("batch-workers", c.batcher.workers, 1, 256),

@@ -23,6 +23,12 @@ struct StreamLimits {
   absl::Duration default_max_latency = absl::Milliseconds(100);
   absl::Duration max_latency_limit = absl::Seconds(10);
   int32_t max_frames_per_chunk = 1000;
+  // What one StreamConfig may ask for, bounded before anything is allocated: models fused (the
+  // GPU fuses at most 8), frames the select rule sums (its running sums are models x window),
+  // and the largest response a window may make (gRPC clients refuse more than 4 MiB by default).
+  int32_t max_models_per_stream = 8;
+  int32_t max_select_window = 10000;
+  int32_t max_response_bytes = 4 << 20;
   // Windows of one stream that are queued for scoring or waiting to be written, together; the
   // stream stops reading (and gRPC flow control stops its client) while this many are out.
   int32_t max_stream_windows = 8;

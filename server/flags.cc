@@ -46,6 +46,13 @@ ABSL_FLAG(int32_t, max_window_frames, Defaults().stream.max_window_frames,
           "largest window a stream may ask for");
 ABSL_FLAG(absl::Duration, max_latency, Defaults().stream.default_max_latency,
           "a partial window is sent once its oldest frame waited this long (streams asking 0)");
+ABSL_FLAG(int32_t, max_models_per_stream, Defaults().stream.max_models_per_stream,
+          "models one stream may fuse (at most 8); a model named twice is refused");
+ABSL_FLAG(int32_t, max_select_window, Defaults().stream.max_select_window,
+          "frames the select fusion rule may sum over (its running sums cost models x window)");
+ABSL_FLAG(int32_t, max_response_bytes, Defaults().stream.max_response_bytes,
+          "largest response a stream's window may make; configs asking more (window x states "
+          "in the encoding) get INVALID_ARGUMENT");
 ABSL_FLAG(int32_t, max_frames_per_chunk, Defaults().stream.max_frames_per_chunk,
           "frames in one FeatureChunk; more ends the stream with INVALID_ARGUMENT");
 ABSL_FLAG(int32_t, max_stream_windows, Defaults().stream.max_stream_windows,
@@ -170,6 +177,9 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   c.stream.max_window_frames = absl::GetFlag(FLAGS_max_window_frames);
   c.stream.default_max_latency = absl::GetFlag(FLAGS_max_latency);
   c.stream.max_frames_per_chunk = absl::GetFlag(FLAGS_max_frames_per_chunk);
+  c.stream.max_models_per_stream = absl::GetFlag(FLAGS_max_models_per_stream);
+  c.stream.max_select_window = absl::GetFlag(FLAGS_max_select_window);
+  c.stream.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);
   c.stream.max_stream_windows = absl::GetFlag(FLAGS_max_stream_windows);
   c.stream.idle_timeout = absl::GetFlag(FLAGS_idle_timeout);
   c.stream.max_stream_duration = absl::GetFlag(FLAGS_max_stream_duration);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "formats/model_io.h"
@@ -108,9 +109,21 @@ absl::StatusOr<v1::ModelInfo> ModelRegistry::Load(const std::string& name, const
     // A replacement keeps the old version serving until the new one is ready.
     if (!exists) health_->SetModel(name, false);
   }
-  absl::StatusOr<LoadedModel> loaded = LoadModel(path);
+  absl::StatusOr<LoadedModel> loaded = absl::CancelledError("not read");
   absl::StatusOr<std::vector<Residency>> residents = absl::CancelledError("not made resident");
-  if (loaded.ok()) residents = lanes_->MakeResidents(loaded->model);
+  // A model too large for this machine's memory fails its load, not the daemon.
+  try {
+    loaded = LoadModel(path);
+    if (loaded.ok()) residents = lanes_->MakeResidents(loaded->model);
+  } catch (const std::bad_alloc&) {
+    const absl::Status oom =
+        absl::ResourceExhaustedError(absl::StrCat("out of memory loading ", path));
+    if (loaded.ok()) {
+      residents = oom;
+    } else {
+      loaded = oom;
+    }
+  }
 
   std::lock_guard lock(mu_);
   loading_.erase(name);

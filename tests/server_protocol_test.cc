@@ -54,6 +54,7 @@ class ServerProtocolTest : public ::testing::Test {
     server::ServerConfig config = LoopbackConfig();
     config.stream.max_frames_per_chunk = 100;
     config.max_message_bytes = 64 << 10;
+    config.stream.max_response_bytes = 64 << 10;
     config.max_streams = 8;
     server_ = StartServer(config);
     ASSERT_NE(server_, nullptr);
@@ -173,14 +174,57 @@ TEST_F(ServerProtocolTest, BadConfigValues) {
   config.add_state_subset(56);
   ExpectStatus({Config(config)}, grpc::StatusCode::INVALID_ARGUMENT, "state_subset names state 56");
   config = StreamConfigFor("weights", 10);
-  config.add_models("mono");
   config.set_fusion(v1::StreamConfig::LOG_ADD);
   config.add_weights(0.5f);
-  ExpectStatus({Config(config)}, grpc::StatusCode::INVALID_ARGUMENT, "1 fusion weights for 2");
+  config.add_weights(0.5f);
+  ExpectStatus({Config(config)}, grpc::StatusCode::INVALID_ARGUMENT, "2 fusion weights for 1");
   config = StreamConfigFor("", 10);
   config.clear_models();
   ExpectStatus({Config(config)}, grpc::StatusCode::INVALID_ARGUMENT, "names no model");
   EXPECT_EQ(server_->metrics().failures(server::FailureReason::kInvalidArgument), 5);
+}
+
+// Every size a client controls is bounded before anything is allocated for it.
+TEST_F(ServerProtocolTest, ClientControlledSizesAreBounded) {
+  v1::StreamConfig config = StreamConfigFor("select", 10);
+  config.set_fusion(v1::StreamConfig::SELECT);
+  config.set_select_window(2147483647);
+  ExpectStatus({Config(config)}, grpc::StatusCode::INVALID_ARGUMENT,
+               "select_window 2147483647 is more than 10000 frames (--max-select-window)");
+  config = StreamConfigFor("twice", 10);
+  config.add_models("mono");
+  ExpectStatus({Config(config)}, grpc::StatusCode::INVALID_ARGUMENT, "model 'mono' is named twice");
+  config = StreamConfigFor("many", 10);
+  for (int i = 0; i < 10000; ++i) config.add_models("mono");
+  ExpectStatus({Config(config)}, grpc::StatusCode::INVALID_ARGUMENT,
+               "names 10001 models, at most 8 (--max-models-per-stream)");
+  // A long unknown name is refused as a name, not echoed back.
+  config = StreamConfigFor("long", 10, std::string(30000, 'x'));
+  const grpc::Status long_name = RunRaw(channel_, {Config(config)});
+  EXPECT_EQ(long_name.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(long_name.error_message().size(), 1000u) << long_name.error_message().size();
+  config = StreamConfigFor("subset", 10);
+  for (int i = 0; i < 6000; ++i) config.add_state_subset(i % 56);
+  ExpectStatus({Config(config)}, grpc::StatusCode::INVALID_ARGUMENT,
+               "state_subset has 6000 entries; the model has 56 states");
+  // 1000 frames x 56 states x 4 bytes fit in the 4 MiB default; with a 64 KiB limit they do not.
+  config = StreamConfigFor("response", 1000);
+  ExpectStatus({Config(config)}, grpc::StatusCode::INVALID_ARGUMENT,
+               "more than --max-response-bytes 65536");
+  EXPECT_EQ(server_->metrics().failures(server::FailureReason::kInvalidArgument), 6);
+}
+
+// Finite but absurd values (3e38) would give NaN and -inf scores: they are refused, named.
+TEST_F(ServerProtocolTest, FeaturesOutsideTheDocumentedRange) {
+  Matrix frames = Rows(feats_, 0, 20);
+  frames.at(7, 3) = 3e38f;
+  ExpectStatus({Config(StreamConfigFor("absurd", 10)), Features(0, frames)},
+               grpc::StatusCode::INVALID_ARGUMENT,
+               "stream 'absurd': frame 7, dimension 3: value 3e+38 is outside +-1e+15");
+  frames.at(7, 3) = -1e15f;  // the edge of the range is scored
+  auto scores = StreamScores(channel_, StreamConfigFor("edge", 10), frames, 20);
+  ASSERT_TRUE(scores.ok()) << scores.status();
+  for (float x : scores->data) EXPECT_FALSE(std::isnan(x));
 }
 
 TEST_F(ServerProtocolTest, TooManyStreams) {

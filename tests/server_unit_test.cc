@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "kernels/cpu/cpu_compute_device.h"
@@ -25,6 +26,7 @@
 #include "server/rpc/window_cutter.h"
 #include "server/scheduling/batcher.h"
 #include "server/scheduling/lane.h"
+#include "server/scheduling/score_job.h"
 #include "server/scheduling/task_queue.h"
 #include "server/scheduling/timer_queue.h"
 
@@ -422,6 +424,86 @@ bool WaitFor(Cond cond) {
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (!cond() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
   return cond();
+}
+
+// A CPU device whose scoring throws, as a failed allocation would, on every other batch.
+class ThrowingDevice : public ComputeDevice {
+ public:
+  ThrowingDevice() : cpu_(1, 64) {}
+  const std::string& name() const override { return cpu_.name(); }
+  int32_t residency_index() const override { return 0; }
+  int32_t num_slots() const override { return 1; }
+  BatchSlot& slot(int32_t) override { return slot_; }
+  absl::StatusOr<std::unique_ptr<ResidentModel>> MakeResident(const GmmModel& m) override {
+    return cpu_.MakeResident(m);
+  }
+  absl::Status Prepare(int32_t i, const ResidentModel& m) override { return cpu_.Prepare(i, m); }
+  int64_t buffer_bytes() const override { return 0; }
+
+ private:
+  class Slot : public BatchSlot {
+   public:
+    explicit Slot(BatchSlot* cpu) : cpu_(cpu) {}
+    absl::StatusOr<float*> Stage(std::span<const ResidentModel* const> models,
+                                 int32_t frames) override {
+      return cpu_->Stage(models, frames);
+    }
+    absl::Status EnqueueScores(std::span<const ResidentModel* const> models,
+                               std::span<const FusionSegment> segments, int32_t frames,
+                               bool copy) override {
+      if (++batches_ % 2 == 1) throw std::bad_alloc();
+      return cpu_->EnqueueScores(models, segments, frames, copy);
+    }
+    absl::Status Wait() override { return cpu_->Wait(); }
+    const float* fused() const override { return cpu_->fused(); }
+    const float* model_scores(int32_t k) const override { return cpu_->model_scores(k); }
+
+   private:
+    BatchSlot* const cpu_;
+    int batches_ = 0;
+  };
+  CpuComputeDevice cpu_;
+  Slot slot_{&cpu_.slot(0)};
+};
+
+class StatusSink : public server::WindowSink {
+ public:
+  void OnWindowScored(server::Window, absl::StatusOr<std::vector<Matrix>> scores) override {
+    std::lock_guard lock(mu);
+    statuses.push_back(scores.status());
+  }
+  std::mutex mu;
+  std::vector<absl::Status> statuses;
+};
+
+TEST(LaneTest, AJobThatThrowsFailsItsWindowsAndFreesTheSlot) {
+  server::Metrics metrics;
+  RandomModelOptions o;
+  auto set = server::ModelSet::Make({CpuEntry(RandomModel(o, 3), &metrics)});
+  auto sink = std::make_shared<StatusSink>();
+  server::TaskQueue delivery(1);
+  server::Lane lane(std::make_unique<ThrowingDevice>(), &metrics);
+  ASSERT_TRUE(lane.Prepare(set->models[0]->resident(0)).ok());
+  std::atomic<int> done{0};
+  for (int batch = 0; batch < 2; ++batch) {
+    server::Batch b;
+    b.models = set;
+    server::Window w;
+    w.sink = sink;
+    w.feats = RandomFeatures(5, o.dim, 0.0f, 3.0f, 9);
+    b.frames = 5;
+    b.windows.push_back(std::move(w));
+    // The lane has one slot: the second batch runs only if the first one freed it.
+    lane.Run(std::make_unique<server::ScoreJob>(std::move(b), &delivery), [&] { ++done; });
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(sink->mu);
+    return sink->statuses.size() == 2;
+  }));
+  EXPECT_EQ(done.load(), 2);
+  std::lock_guard lock(sink->mu);
+  EXPECT_EQ(sink->statuses[0].code(), absl::StatusCode::kResourceExhausted) << sink->statuses[0];
+  EXPECT_TRUE(sink->statuses[1].ok()) << sink->statuses[1];
 }
 
 class NullSink : public server::WindowSink {

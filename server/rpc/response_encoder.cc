@@ -29,8 +29,11 @@ int32_t BestIndex(const float* row, int32_t n) {
 }  // namespace
 
 int64_t ResponseEncoder::MaxBytes(int32_t frames, int32_t num_states) const {
-  const int64_t columns =
+  int64_t columns =
       options_.state_subset.empty() ? num_states : int64_t(options_.state_subset.size());
+  if (options_.encoding == v1::StreamConfig::BEAM_SPARSE && options_.max_states > 0) {
+    columns = std::min<int64_t>(columns, options_.max_states);
+  }
   const int64_t per_value = options_.encoding == v1::StreamConfig::FLOAT16       ? 2
                             : options_.encoding == v1::StreamConfig::BEAM_SPARSE ? 8
                                                                                  : 4;

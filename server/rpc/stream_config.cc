@@ -36,6 +36,24 @@ absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
   }
   setup.stream_id = config.stream_id();
   if (config.models().empty()) return absl::InvalidArgumentError("the config names no model");
+  if (config.models_size() > limits.max_models_per_stream) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the config names ", config.models_size(), " models, at most ",
+                     limits.max_models_per_stream, " (--max-models-per-stream)"));
+  }
+  for (int i = 0; i < config.models_size(); ++i) {
+    const std::string& name = config.models(i);
+    // Checked before the name goes into any message: a long name is not echoed back.
+    if (absl::Status s = ValidateModelName(name); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("model ", i, " of the config: ", s.message()));
+    }
+    for (int j = 0; j < i; ++j) {
+      if (config.models(j) == name) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("model '", name, "' is named twice; fuse distinct models"));
+      }
+    }
+  }
 
   std::vector<std::shared_ptr<ModelEntry>> models;
   std::vector<ModelShape> shapes;
@@ -58,6 +76,11 @@ absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
   setup.fusion.weights.assign(config.weights().begin(), config.weights().end());
   if (config.select_window() < 0) {
     return absl::InvalidArgumentError("select_window must not be negative");
+  }
+  if (config.select_window() > limits.max_select_window) {
+    return absl::InvalidArgumentError(absl::StrCat("select_window ", config.select_window(),
+                                                   " is more than ", limits.max_select_window,
+                                                   " frames (--max-select-window)"));
   }
   if (config.select_window() > 0) setup.fusion.select_window = config.select_window();
   GMM_RETURN_IF_ERROR(ValidateFusion(&setup.fusion, models.size()));
@@ -100,6 +123,11 @@ absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
   enc.encoding = config.encoding();
   enc.beam = config.beam();
   enc.max_states = config.max_states();
+  if (config.state_subset_size() > setup.num_states) {
+    return absl::InvalidArgumentError(absl::StrCat("state_subset has ", config.state_subset_size(),
+                                                   " entries; the model has ", setup.num_states,
+                                                   " states"));
+  }
   for (int32_t state : config.state_subset()) {
     if (state < 0 || state >= setup.num_states) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -107,6 +135,14 @@ absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
     }
   }
   enc.state_subset.assign(config.state_subset().begin(), config.state_subset().end());
+  const int64_t response_bytes =
+      ResponseEncoder(enc).MaxBytes(setup.window_frames, setup.num_states);
+  if (response_bytes > limits.max_response_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a window of ", setup.window_frames, " frames in this encoding makes responses of up to ",
+        response_bytes, " bytes, more than --max-response-bytes ", limits.max_response_bytes,
+        ": ask for fewer frames, fewer states or a smaller encoding"));
+  }
   setup.models = ModelSet::Make(std::move(models));
   return setup;
 }

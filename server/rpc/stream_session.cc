@@ -112,6 +112,32 @@ void StreamSession::AddBuffered(int64_t bytes) {
   services_.metrics->buffered_bytes.Increment(double(bytes));
 }
 
+template <typename Reaction>
+void StreamSession::Guarded(Reaction&& reaction) noexcept {
+  absl::StatusCode code = absl::StatusCode::kInternal;
+  std::string what;
+  try {
+    reaction();
+    return;
+  } catch (const std::bad_alloc&) {
+    code = absl::StatusCode::kResourceExhausted;
+    what = "out of memory";
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "an unknown exception";
+  }
+  // The reaction's lock was released as the exception left it; the stream still ends (and frees
+  // its slot in OnDone) with the error.
+  try {
+    std::unique_lock lock(mu_);
+    Fail(code, FailureReason::kInternal, absl::StrCat("the server failed: ", what));
+    Pump(std::move(lock));
+  } catch (...) {
+    context_->TryCancel();
+  }
+}
+
 void StreamSession::Fail(absl::StatusCode code, FailureReason reason, const std::string& message) {
   if (!error_.ok() || finish_called_) return;  // the first error wins
   error_ = absl::Status(code, absl::StrCat(Label(), ": ", message));
@@ -231,9 +257,11 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
 }
 
 void StreamSession::OnTimer() {
-  std::unique_lock lock(mu_);
-  if (Clock::now() >= timer_at_) timer_at_ = Clock::time_point::max();
-  Pump(std::move(lock));
+  Guarded([&] {
+    std::unique_lock lock(mu_);
+    if (Clock::now() >= timer_at_) timer_at_ = Clock::time_point::max();
+    Pump(std::move(lock));
+  });
 }
 
 void StreamSession::CutWindow(int32_t frames) {
@@ -250,21 +278,23 @@ void StreamSession::CutWindow(int32_t frames) {
 }
 
 void StreamSession::OnReadDone(bool ok) {
-  std::unique_lock lock(mu_);
-  read_in_flight_ = false;
-  const Clock::time_point now = Clock::now();
-  if (!ok) {
-    // The client half-closed (or the call is cancelled, which OnCancel reports).
-    half_closed_ = true;
-    if (phase_ == Phase::kAwaitConfig) {
-      Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
-           "the stream closed before its StreamConfig");
+  Guarded([&] {
+    std::unique_lock lock(mu_);
+    read_in_flight_ = false;
+    const Clock::time_point now = Clock::now();
+    if (!ok) {
+      // The client half-closed (or the call is cancelled, which OnCancel reports).
+      half_closed_ = true;
+      if (phase_ == Phase::kAwaitConfig) {
+        Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
+             "the stream closed before its StreamConfig");
+      }
+    } else if (!finish_called_ && error_.ok()) {
+      last_activity_ = now;
+      HandleRequest(now);
     }
-  } else if (!finish_called_ && error_.ok()) {
-    last_activity_ = now;
-    HandleRequest(now);
-  }
-  Pump(std::move(lock));
+    Pump(std::move(lock));
+  });
 }
 
 void StreamSession::HandleRequest(Clock::time_point now) {
@@ -357,20 +387,22 @@ void StreamSession::AddFeatures(const v1::FeatureChunk& chunk, Clock::time_point
 }
 
 void StreamSession::OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) {
-  std::unique_lock lock(mu_);
-  AddBuffered(-int64_t(window.feats.data.size() * sizeof(float)));
-  if (finish_called_ || !error_.ok()) {
-    --windows_out_;
-  } else {
-    // Batches can finish out of order: windows go out in the order they were cut.
-    in_order_.Arrived(window.first_frame, Scored{window.ready, std::move(scores)});
-    while (error_.ok()) {
-      std::optional<std::pair<int64_t, Scored>> next = in_order_.PopNext();
-      if (!next) break;
-      Emit(next->first, next->second.ready, std::move(next->second.scores));
+  Guarded([&] {
+    std::unique_lock lock(mu_);
+    AddBuffered(-int64_t(window.feats.data.size() * sizeof(float)));
+    if (finish_called_ || !error_.ok()) {
+      --windows_out_;
+    } else {
+      // Batches can finish out of order: windows go out in the order they were cut.
+      in_order_.Arrived(window.first_frame, Scored{window.ready, std::move(scores)});
+      while (error_.ok()) {
+        std::optional<std::pair<int64_t, Scored>> next = in_order_.PopNext();
+        if (!next) break;
+        Emit(next->first, next->second.ready, std::move(next->second.scores));
+      }
     }
-  }
-  Pump(std::move(lock));
+    Pump(std::move(lock));
+  });
 }
 
 void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
@@ -403,21 +435,23 @@ void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
 }
 
 void StreamSession::OnWriteDone(bool ok) {
-  std::unique_lock lock(mu_);
-  const Clock::time_point now = Clock::now();
-  write_in_flight_ = false;
-  --windows_out_;
-  AddBuffered(-writing_.bytes);
-  if (ok) {
-    last_activity_ = now;
-    services_.metrics->windows_sent.Increment();
-    services_.metrics->window_latency_seconds.Observe(
-        std::chrono::duration<double>(now - writing_.ready).count());
-  } else {
-    Fail(absl::StatusCode::kCancelled, FailureReason::kCancelled, "the client went away");
-  }
-  writing_ = Outgoing();
-  Pump(std::move(lock));
+  Guarded([&] {
+    std::unique_lock lock(mu_);
+    const Clock::time_point now = Clock::now();
+    write_in_flight_ = false;
+    --windows_out_;
+    AddBuffered(-writing_.bytes);
+    if (ok) {
+      last_activity_ = now;
+      services_.metrics->windows_sent.Increment();
+      services_.metrics->window_latency_seconds.Observe(
+          std::chrono::duration<double>(now - writing_.ready).count());
+    } else {
+      Fail(absl::StatusCode::kCancelled, FailureReason::kCancelled, "the client went away");
+    }
+    writing_ = Outgoing();
+    Pump(std::move(lock));
+  });
 }
 
 void StreamSession::OnCancel() {
@@ -428,9 +462,11 @@ void StreamSession::OnCancel() {
 }
 
 void StreamSession::Drain() {
-  std::unique_lock lock(mu_);
-  draining_ = true;
-  Pump(std::move(lock));
+  Guarded([&] {
+    std::unique_lock lock(mu_);
+    draining_ = true;
+    Pump(std::move(lock));
+  });
 }
 
 void StreamSession::OnDone() {

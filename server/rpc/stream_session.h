@@ -124,6 +124,10 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
     bool any() const { return read || write || cancel || finish || timer; }
   };
 
+  // Runs a gRPC, batcher or timer reaction; an exception (a failed allocation) fails the stream
+  // with RESOURCE_EXHAUSTED or INTERNAL instead of escaping into gRPC's thread.
+  template <typename Reaction>
+  void Guarded(Reaction&& reaction) noexcept;
   // Decides and starts what the current state allows, until nothing more; takes the lock.
   void Pump(std::unique_lock<std::mutex> lock);
   Actions Decide(Clock::time_point now);  // the rest run with mu_ held

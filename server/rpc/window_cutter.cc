@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "model/shape_checks.h"
 #include "proto/wire_codec.h"
 
 namespace gmmscore::server {
@@ -21,12 +22,12 @@ absl::Status WindowCutter::Append(std::string_view data, Clock::time_point now) 
   float* values = pending_.data() + at;
   wire::ReadFloat32(data.substr(0, size_t(frames) * frame_bytes), {values, size_t(frames) * dim_});
   for (int64_t i = 0; i < frames * dim_; ++i) {
-    if (!std::isfinite(values[i])) {
+    if (!FeatureInRange(values[i])) {
       const float bad = values[i];
       pending_.resize(at);
       return absl::InvalidArgumentError(absl::StrCat("frame ", next_frame_ + i / dim_,
-                                                     ", dimension ", i % dim_, ": value ", bad,
-                                                     " is not finite"));
+                                                     ", dimension ", i % dim_, ": ",
+                                                     FeatureRangeProblem(bad)));
     }
   }
   pending_frames_ += int32_t(frames);

@@ -51,7 +51,7 @@ void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) 
 
 }  // namespace
 
-void DeliverScores(Batch batch, const BatchScores& scores, TaskQueue* pool,
+void DeliverScores(Batch&& batch, const BatchScores& scores, TaskQueue* pool,
                    std::function<void()> release) {
   auto d = std::make_shared<Delivery>();
   d->scores = scores;

@@ -25,7 +25,7 @@ struct BatchScores {
 // Copies each window's rows (one matrix where fused, else one per model) and calls its sink, on
 // `pool`. release runs once every window's rows are copied out of the scores' buffers, before all
 // sinks are called.
-void DeliverScores(Batch batch, const BatchScores& scores, TaskQueue* pool,
+void DeliverScores(Batch&& batch, const BatchScores& scores, TaskQueue* pool,
                    std::function<void()> release);
 // Every window of the batch gets `status`, on `pool`.
 void DeliverFailure(Batch batch, const absl::Status& status, TaskQueue* pool);

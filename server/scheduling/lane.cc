@@ -1,6 +1,7 @@
 #include "server/scheduling/lane.h"
 
 #include <algorithm>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
@@ -67,7 +68,15 @@ void Lane::Run(std::unique_ptr<LaneJob> job, std::function<void()> done) {
   f.start = Clock::now();
   f.slot = AcquireSlot(-1);
   BatchSlot& slot = device_->slot(f.slot);
-  if (absl::Status s = job->Enqueue(slot, residency_index()); !s.ok()) {
+  absl::Status s;
+  try {
+    s = job->Enqueue(slot, residency_index());
+  } catch (const std::bad_alloc&) {
+    s = absl::ResourceExhaustedError("out of memory staging a job");
+  } catch (const std::exception& e) {
+    s = absl::InternalError(absl::StrCat("staging a job failed: ", e.what()));
+  }
+  if (!s.ok()) {
     job->Complete(slot, absl::Status(s.code(), absl::StrCat(device(), ": ", s.message())),
                   [this, index = f.slot, done = std::move(done)] {
                     ReleaseSlot(index);

@@ -54,8 +54,9 @@ class Lane {
   int32_t depth() const { return device_->num_slots(); }
 
   // Runs the job on a free slot (waiting for one). done() runs exactly once, maybe on another
-  // thread, when the lane can take another job in this one's place. A failure to enqueue goes to
-  // the job's Complete with the slot's work not started.
+  // thread, when the lane can take another job in this one's place. A failure to enqueue (an
+  // exception included: a failed allocation is RESOURCE_EXHAUSTED) goes to the job's Complete
+  // with the slot's work not started.
   void Run(std::unique_ptr<LaneJob> job, std::function<void()> done);
 
   // The model resident on this lane's device. Lanes sharing a residency index share it: only the

@@ -1,6 +1,7 @@
 #include "server/scheduling/score_job.h"
 
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "server/scheduling/batch_delivery.h"
@@ -28,21 +29,27 @@ absl::Status ScoreJob::Enqueue(BatchSlot& slot, int32_t residency_index) {
 
 void ScoreJob::Complete(BatchSlot& slot, const absl::Status& status,
                         std::function<void()> release) {
-  if (!status.ok()) {
-    release();
-    DeliverFailure(std::move(batch_), status, delivery_);
-    return;
-  }
-  const ModelSet& set = *batch_.models;
-  BatchScores scores;
-  scores.states = set.models.front()->num_states();
-  scores.fused = slot.fused();
-  if (per_model_ || scores.fused == nullptr) {
-    for (size_t k = 0; k < set.models.size(); ++k) {
-      scores.per_model.push_back(slot.model_scores(int32_t(k)));
+  absl::Status failure = status;
+  if (failure.ok()) {
+    try {
+      const ModelSet& set = *batch_.models;
+      BatchScores scores;
+      scores.states = set.models.front()->num_states();
+      scores.fused = slot.fused();
+      if (per_model_ || scores.fused == nullptr) {
+        for (size_t k = 0; k < set.models.size(); ++k) {
+          scores.per_model.push_back(slot.model_scores(int32_t(k)));
+        }
+      }
+      DeliverScores(std::move(batch_), scores, delivery_, release);
+      return;
+    } catch (const std::bad_alloc&) {
+      // Before any window was handed over: the windows still get their answer.
+      failure = absl::ResourceExhaustedError("out of memory delivering scores");
     }
   }
-  DeliverScores(std::move(batch_), scores, delivery_, std::move(release));
+  release();
+  DeliverFailure(std::move(batch_), failure, delivery_);
 }
 
 }  // namespace gmmscore::server
