@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "formats/read_limits.h"
 
 namespace gmmscore {
 namespace {
@@ -74,9 +75,7 @@ absl::StatusOr<Matrix> ReadFrames(std::istream& is, const std::string& name, int
   return m;
 }
 
-}  // namespace
-
-absl::StatusOr<Matrix> ReadHtkFeatures(std::istream& is, const std::string& name) {
+absl::StatusOr<Matrix> ReadFeatures(std::istream& is, const std::string& name) {
   std::array<char, kHeaderBytes> header;
   is.read(header.data(), kHeaderBytes);
   if (is.gcount() != kHeaderBytes) {
@@ -98,6 +97,12 @@ absl::StatusOr<Matrix> ReadHtkFeatures(std::istream& is, const std::string& name
   auto m = ReadFrames(is, name, num_frames, frame_bytes);
   if (is.bad()) return absl::DataLossError(absl::StrCat(name, ": read failed"));
   return m;
+}
+
+}  // namespace
+
+absl::StatusOr<Matrix> ReadHtkFeatures(std::istream& is, const std::string& name) {
+  return CatchAllocation(name, [&] { return ReadFeatures(is, name); });
 }
 
 absl::Status WriteHtkFeatures(const Matrix& m, std::ostream& os, int16_t parm_kind,

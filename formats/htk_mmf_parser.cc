@@ -1,6 +1,7 @@
 // The HTK MMF tokenizer and parser (see htk_mmf_parser.h).
 #include "formats/htk_mmf_parser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "formats/read_limits.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -45,6 +47,8 @@ class MmfLexer {
   explicit MmfLexer(std::string text) : text_(std::move(text)) { Advance(); }
 
   const Token& Peek() const { return next_; }
+  // The bytes of text after the token Peek() shows.
+  size_t BytesLeft() const { return text_.size() - std::min(pos_, text_.size()); }
   Token Next() {
     Token t = std::move(next_);
     Advance();
@@ -143,9 +147,18 @@ struct MixPdf {
 
 // A recursive-descent parser of the MMF grammar; macros must be defined before they are used, as
 // HTK requires, so references are resolved as they are read.
+//
+// Macros let a few bytes stand for a whole vector, so what the parser keeps (macro definitions,
+// the Gaussians of states, the transition matrices of HMMs) is charged against a budget of
+// kMmfValuesPerByte values per byte of text (formats/read_limits.h), and a count is checked
+// against the text left (a value takes at least one byte) before a vector is sized by it.
 class MmfParser {
  public:
-  MmfParser(std::string text, std::string name) : lex_(std::move(text)), name_(std::move(name)) {}
+  MmfParser(std::string text, std::string name)
+      : text_bytes_(text.size()),
+        budget_(kMmfBaseValues + kMmfValuesPerByte * text.size()),
+        lex_(std::move(text)),
+        name_(std::move(name)) {}
 
   absl::StatusOr<HtkMmf> Parse();
 
@@ -153,6 +166,10 @@ class MmfParser {
   absl::Status Error(int line, absl::string_view what) const {
     return absl::InvalidArgumentError(absl::StrCat(name_, ": line ", line, ": ", what));
   }
+  // Charges `values` kept values to the budget.
+  absl::Status Charge(uint64_t values, int line);
+  // An error unless the text left can hold `values` more values, the next one included.
+  absl::Status CheckTextHolds(uint64_t values, absl::string_view what, int line) const;
   bool AtKeyword(absl::string_view keyword) const {
     return lex_.Peek().kind == TokenKind::kKeyword && lex_.Peek().text == keyword;
   }
@@ -184,7 +201,10 @@ class MmfParser {
   absl::StatusOr<HtkTransP> ParseTransP();
   absl::Status CheckTransP(const HtkHmmDef& hmm) const;
   absl::Status ParseHmm(const Token& type, std::string name);
+  absl::Status AddGaussian(float weight, const MixPdf& pdf, HtkStateDef& state, int line);
 
+  uint64_t text_bytes_;
+  uint64_t budget_;  // values that may still be kept
   MmfLexer lex_;
   std::string name_;
   int32_t dim_ = 0;                                      // 0 until <VECSIZE>/<STREAMINFO>
@@ -198,6 +218,26 @@ class MmfParser {
   std::vector<HtkStateDef> states_;
   std::vector<HtkHmmDef> hmms_;
 };
+
+absl::Status MmfParser::Charge(uint64_t values, int line) {
+  if (values > budget_) {
+    return Error(
+        line, absl::StrCat("the definitions so far keep more than ",
+                           kMmfBaseValues + kMmfValuesPerByte * text_bytes_, " values, the most ",
+                           text_bytes_, " bytes of text may stand for (macros used too often)"));
+  }
+  budget_ -= values;
+  return absl::OkStatus();
+}
+
+absl::Status MmfParser::CheckTextHolds(uint64_t values, absl::string_view what, int line) const {
+  // The peeked token may be the first value; each further one takes at least a byte.
+  if (values > lex_.BytesLeft() + 1) {
+    return Error(line, absl::StrCat(what, " says ", values, " values, but only ", lex_.BytesLeft(),
+                                    " bytes of text are left"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Token> MmfParser::ExpectKeyword(absl::string_view keyword) {
   if (!AtKeyword(keyword)) {
@@ -291,18 +331,22 @@ absl::Status MmfParser::ParseMacro(const Token& type) {
   }
   if (type.text == "~m") {
     GMM_ASSIGN_OR_RETURN(MixPdf pdf, ParseMixPdf());
+    GMM_RETURN_IF_ERROR(Charge(pdf.mean.size() + pdf.variance.size(), type.line));
     return Define(mixpdfs_, type, name, std::move(pdf));
   }
   if (type.text == "~u") {
     GMM_ASSIGN_OR_RETURN(std::vector<float> mean, ParseVector("<MEAN>", false));
+    GMM_RETURN_IF_ERROR(Charge(mean.size(), type.line));
     return Define(means_, type, name, std::move(mean));
   }
   if (type.text == "~v") {
     GMM_ASSIGN_OR_RETURN(std::vector<float> variance, ParseVector("<VARIANCE>", true));
+    GMM_RETURN_IF_ERROR(Charge(variance.size(), type.line));
     return Define(variances_, type, name, std::move(variance));
   }
   if (type.text == "~t") {
     GMM_ASSIGN_OR_RETURN(HtkTransP transp, ParseTransP());
+    GMM_RETURN_IF_ERROR(Charge(transp.probs.size(), type.line));
     return Define(transps_, type, name, std::move(transp));
   }
   if (type.text == "~w") {
@@ -380,6 +424,7 @@ absl::StatusOr<std::vector<float>> MmfParser::ParseVector(absl::string_view keyw
   if (n != dim_) {
     return Error(line, absl::StrCat(keyword, " has ", n, " values, <VECSIZE> is ", dim_));
   }
+  GMM_RETURN_IF_ERROR(CheckTextHolds(uint64_t(n), keyword, line));
   std::vector<float> v(n);
   for (int32_t d = 0; d < n; ++d) {
     const Token next = lex_.Peek();
@@ -425,10 +470,12 @@ absl::StatusOr<MixPdf> MmfParser::ParseMixPdf() {
   return pdf;
 }
 
-void AddGaussian(float weight, const MixPdf& pdf, HtkStateDef& state) {
+absl::Status MmfParser::AddGaussian(float weight, const MixPdf& pdf, HtkStateDef& state, int line) {
+  GMM_RETURN_IF_ERROR(Charge(1 + pdf.mean.size() + pdf.variance.size(), line));
   state.weights.push_back(weight);
   state.means.insert(state.means.end(), pdf.mean.begin(), pdf.mean.end());
   state.variances.insert(state.variances.end(), pdf.variance.begin(), pdf.variance.end());
+  return absl::OkStatus();
 }
 
 // stateinfo = [<NUMMIXES> M] [stream weights] [<STREAM> 1] (mixpdf | {<MIXTURE> m w mixpdf});
@@ -450,8 +497,9 @@ absl::StatusOr<int32_t> MmfParser::ParseState(std::string name) {
   if (AtKeyword("<MIXTURE>")) {
     GMM_RETURN_IF_ERROR(ParseMixtures(num_mixes, state));
   } else if (num_mixes == 1) {
+    const int line = lex_.Peek().line;
     GMM_ASSIGN_OR_RETURN(MixPdf pdf, ParseMixPdf());
-    AddGaussian(1.0f, pdf, state);
+    GMM_RETURN_IF_ERROR(AddGaussian(1.0f, pdf, state, line));
   } else {
     return Error(lex_.Peek().line, absl::StrCat("expected <MIXTURE> (<NUMMIXES> is ", num_mixes,
                                                 "), found ", Show(lex_.Peek())));
@@ -475,7 +523,7 @@ absl::Status MmfParser::ParseMixtures(int32_t num_mixes, HtkStateDef& state) {
     }
     weight_sum += weight;
     GMM_ASSIGN_OR_RETURN(MixPdf pdf, ParseMixPdf());
-    AddGaussian(weight, pdf, state);
+    GMM_RETURN_IF_ERROR(AddGaussian(weight, pdf, state, line));
   }
   if (std::abs(weight_sum - 1.0) > kSumTolerance) {
     return Error(state.line, absl::StrCat("state \"", state.name, "\": mixture weights sum to ",
@@ -502,7 +550,10 @@ absl::StatusOr<HtkTransP> MmfParser::ParseTransP() {
   GMM_ASSIGN_OR_RETURN(Token t, ExpectKeyword("<TRANSP>"));
   HtkTransP transp;
   transp.line = t.line;
+  const int count_line = lex_.Peek().line;
   GMM_ASSIGN_OR_RETURN(transp.n, Int("<TRANSP>", 3, kMaxHmmStates));
+  GMM_RETURN_IF_ERROR(
+      CheckTextHolds(uint64_t(transp.n) * uint64_t(transp.n), "<TRANSP>", count_line));
   transp.probs.resize(size_t(transp.n) * transp.n);
   for (float& prob : transp.probs) {
     const int line = lex_.Peek().line;
@@ -550,6 +601,7 @@ absl::Status MmfParser::ParseHmm(const Token& type, std::string name) {
   }
   const int transp_line = lex_.Peek().line;
   GMM_ASSIGN_OR_RETURN(hmm.transp, ParseTransP());
+  GMM_RETURN_IF_ERROR(Charge(hmm.transp.probs.size(), transp_line));
   if (hmm.transp.n != n) {
     return Error(transp_line, absl::StrCat("HMM \"", name, "\" has ", n, " states but a ",
                                            hmm.transp.n, "x", hmm.transp.n, " <TRANSP>"));

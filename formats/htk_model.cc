@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "formats/htk_mmf_parser.h"
+#include "formats/read_limits.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -237,9 +238,7 @@ std::string SingleStateHmm(int32_t state, const std::string& name) {
   return out + "<ENDHMM>\n";
 }
 
-}  // namespace
-
-absl::StatusOr<GmmModel> ReadHtkModel(std::istream& is, const std::string& name) {
+absl::StatusOr<GmmModel> ReadModel(std::istream& is, const std::string& name) {
   std::string text{std::istreambuf_iterator<char>(is), std::istreambuf_iterator<char>()};
   if (is.bad()) return absl::DataLossError(absl::StrCat(name, ": read failed"));
   GMM_ASSIGN_OR_RETURN(HtkMmf mmf, ParseHtkMmf(std::move(text), name));
@@ -249,6 +248,12 @@ absl::StatusOr<GmmModel> ReadHtkModel(std::istream& is, const std::string& name)
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", model.status().message()));
   }
   return model;
+}
+
+}  // namespace
+
+absl::StatusOr<GmmModel> ReadHtkModel(std::istream& is, const std::string& name) {
+  return CatchAllocation(name, [&] { return ReadModel(is, name); });
 }
 
 absl::Status WriteHtkModel(const GmmModel& model, std::ostream& os) {

@@ -1,5 +1,6 @@
 #include "formats/kaldi_io.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -8,10 +9,16 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "formats/read_limits.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {
+
+// What a stream of unknown size is read in: a length that lies costs at most this beyond the data.
+constexpr uint64_t kChunkBytes = uint64_t{1} << 20;
+// Binary vectors and integer vectors: 2^28 values.
+constexpr uint64_t kMaxVectorValues = uint64_t{1} << 28;
 
 // Parses a text float as Kaldi writes it, including inf/-inf/nan spellings.
 bool ParseFloat(const std::string& word, float* out) {
@@ -55,6 +62,45 @@ absl::Status KaldiReader::Error(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(name_, ": byte ", off, ": ", what));
 }
 
+std::optional<uint64_t> KaldiReader::BytesLeft() {
+  if (end_ == kEndUnknown) return std::nullopt;
+  if (is_.eof()) return 0;  // the stream has already seen its end
+  std::streambuf* buf = is_.rdbuf();
+  if (buf == nullptr) return std::nullopt;
+  const std::streamoff here = buf->pubseekoff(0, std::ios::cur, std::ios::in);
+  if (here < 0) {
+    end_ = kEndUnknown;
+    return std::nullopt;
+  }
+  if (end_ == kEndNotAsked) {
+    const std::streamoff end = buf->pubseekoff(0, std::ios::end, std::ios::in);
+    if (end < 0 || buf->pubseekpos(here, std::ios::in) != here) {
+      buf->pubseekpos(here, std::ios::in);
+      end_ = kEndUnknown;
+      return std::nullopt;
+    }
+    end_ = end;
+  }
+  return end_ > here ? static_cast<uint64_t>(end_ - here) : 0;
+}
+
+absl::Status KaldiReader::CheckRoom(uint64_t count, uint64_t min_bytes_each, uint64_t max_count,
+                                    absl::string_view what) {
+  if (count > max_count) {
+    return Error(absl::StrCat(count, " ", what, " is more than the ", max_count, " allowed"));
+  }
+  uint64_t bytes = 0;
+  if (!CheckedMul(count, min_bytes_each, &bytes)) {
+    return Error(absl::StrCat(count, " ", what, " cannot fit in any file"));
+  }
+  const std::optional<uint64_t> left = BytesLeft();
+  if (left.has_value() && bytes > *left) {
+    return Error(absl::StrCat(count, " ", what, " take at least ", bytes, " bytes, the file has ",
+                              *left, " left"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status KaldiReader::ReadRaw(void* dst, size_t bytes, absl::string_view what) {
   is_.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes));
   if (static_cast<size_t>(is_.gcount()) != bytes) {
@@ -64,15 +110,68 @@ absl::Status KaldiReader::ReadRaw(void* dst, size_t bytes, absl::string_view wha
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> KaldiReader::Word() {
+absl::Status KaldiReader::CheckObjectBytes(uint64_t values, uint64_t bytes, absl::string_view what,
+                                           absl::string_view shape) {
+  if (values > kMaxKaldiObjectValues) {
+    return Error(absl::StrCat(what, " of ", shape, " values is larger than the ",
+                              kMaxKaldiObjectValues, " values allowed"));
+  }
+  const std::optional<uint64_t> left = BytesLeft();
+  if (left.has_value() && bytes > *left) {
+    return Error(absl::StrCat("file ends inside ", what, ": its ", shape, " values take ", bytes,
+                              " bytes, the file has ", *left, " left"));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status KaldiReader::ReadArray(uint64_t count, std::vector<T>* out, absl::string_view what,
+                                    absl::string_view shape) {
+  GMM_RETURN_IF_ERROR(CheckObjectBytes(count, count * sizeof(T), what, shape));
+  out->clear();
+  if (BytesLeft().has_value()) {  // checked against the bytes left: size it at once
+    out->resize(count);
+    return ReadRaw(out->data(), count * sizeof(T), what);
+  }
+  // A pipe: grow with the data, so that a count that lies fails where the data ends.
+  constexpr uint64_t kChunk = kChunkBytes / sizeof(T);
+  while (out->size() < count) {
+    const size_t had = out->size();
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, count - had));
+    out->resize(had + n);
+    is_.read(reinterpret_cast<char*>(out->data() + had),
+             static_cast<std::streamsize>(n * sizeof(T)));
+    if (static_cast<size_t>(is_.gcount()) != n * sizeof(T)) {
+      const size_t present = had + static_cast<size_t>(is_.gcount()) / sizeof(T);
+      is_.clear();
+      return Error(absl::StrCat("file ends inside ", what, " (", shape, " values announced, ",
+                                present, " present)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> KaldiReader::BoundedWord(absl::string_view what) {
   is_ >> std::ws;
   std::string word;
-  if (!(is_ >> word)) {
+  if (is_) {
+    std::streambuf* buf = is_.rdbuf();
+    for (int c = buf->sgetc(); c != EOF && !std::isspace(c); c = buf->snextc()) {
+      if (word.size() == kMaxKaldiTokenBytes) {
+        return Error(absl::StrCat(what, " longer than ", kMaxKaldiTokenBytes,
+                                  " bytes: ", word.substr(0, 40), "..."));
+      }
+      word.push_back(static_cast<char>(c));
+    }
+  }
+  if (word.empty()) {
     is_.clear();
-    return Error("unexpected end of file");
+    return Error(absl::StrCat("unexpected end of file while reading ", what));
   }
   return word;
 }
+
+absl::StatusOr<std::string> KaldiReader::Word() { return BoundedWord("a word"); }
 
 absl::StatusOr<std::string> KaldiReader::PeekWord() {
   const auto pos = is_.tellg();
@@ -82,12 +181,7 @@ absl::StatusOr<std::string> KaldiReader::PeekWord() {
 }
 
 absl::StatusOr<std::string> KaldiReader::Token() {
-  if (!binary_) is_ >> std::ws;
-  std::string token;
-  if (!(is_ >> token)) {
-    is_.clear();
-    return Error("unexpected end of file while reading a token");
-  }
+  GMM_ASSIGN_OR_RETURN(std::string token, BoundedWord("a token"));
   if (!std::isspace(is_.peek())) return Error(absl::StrCat("expected a space after token ", token));
   is_.get();
   return token;
@@ -142,6 +236,10 @@ absl::StatusOr<float> KaldiReader::Float() {
 }
 
 absl::StatusOr<std::vector<int32_t>> KaldiReader::Int32Vector() {
+  return CatchAllocation(name_, [&] { return Int32VectorImpl(); });
+}
+
+absl::StatusOr<std::vector<int32_t>> KaldiReader::Int32VectorImpl() {
   std::vector<int32_t> v;
   if (binary_) {
     char size = 0;
@@ -149,9 +247,10 @@ absl::StatusOr<std::vector<int32_t>> KaldiReader::Int32Vector() {
     if (size != 4) return Error("expected a vector of 4-byte integers");
     int32_t n = 0;
     GMM_RETURN_IF_ERROR(ReadRaw(&n, 4, "an integer vector"));
-    if (n < 0 || n > (1 << 28)) return Error(absl::StrCat("bad integer vector length ", n));
-    v.resize(n);
-    GMM_RETURN_IF_ERROR(ReadRaw(v.data(), size_t(n) * 4, "an integer vector"));
+    if (n < 0 || uint64_t(n) > kMaxVectorValues) {
+      return Error(absl::StrCat("bad integer vector length ", n));
+    }
+    GMM_RETURN_IF_ERROR(ReadArray(uint64_t(n), &v, "an integer vector", absl::StrCat(n)));
     return v;
   }
   GMM_ASSIGN_OR_RETURN(std::string open, Word());
@@ -214,24 +313,33 @@ absl::StatusOr<std::vector<float>> KaldiReader::TextFloatsInBrackets(bool matrix
 }
 
 absl::StatusOr<std::vector<float>> KaldiReader::FloatVector() {
+  return CatchAllocation(name_, [&] { return FloatVectorImpl(); });
+}
+
+absl::StatusOr<std::vector<float>> KaldiReader::FloatVectorImpl() {
   if (!binary_) return TextFloatsInBrackets(false, nullptr);
   GMM_ASSIGN_OR_RETURN(std::string token, Token());
   if (token != "FV" && token != "DV")
-    return Error(absl::StrCat("expected FV or DV, found ", token));
+    return Error(absl::StrCat("expected FV or DV, found ", token.substr(0, 40)));
   GMM_ASSIGN_OR_RETURN(int32_t n, Int32());
-  if (n < 0 || n > (1 << 28)) return Error(absl::StrCat("bad vector length ", n));
-  std::vector<float> v(n);
+  if (n < 0 || uint64_t(n) > kMaxVectorValues) return Error(absl::StrCat("bad vector length ", n));
+  std::vector<float> v;
   if (token == "FV") {
-    GMM_RETURN_IF_ERROR(ReadRaw(v.data(), size_t(n) * 4, "a float vector"));
+    GMM_RETURN_IF_ERROR(ReadArray(uint64_t(n), &v, "a float vector", absl::StrCat(n)));
   } else {
-    std::vector<double> d(n);
-    GMM_RETURN_IF_ERROR(ReadRaw(d.data(), size_t(n) * 8, "a double vector"));
-    for (int32_t i = 0; i < n; ++i) v[i] = static_cast<float>(d[i]);
+    std::vector<double> d;
+    GMM_RETURN_IF_ERROR(ReadArray(uint64_t(n), &d, "a double vector", absl::StrCat(n)));
+    v.resize(d.size());
+    for (size_t i = 0; i < d.size(); ++i) v[i] = static_cast<float>(d[i]);
   }
   return v;
 }
 
 absl::StatusOr<Matrix> KaldiReader::FloatMatrix() {
+  return CatchAllocation(name_, [&] { return FloatMatrixImpl(); });
+}
+
+absl::StatusOr<Matrix> KaldiReader::FloatMatrixImpl() {
   Matrix m;
   if (!binary_) {
     int32_t rows = 0;
@@ -250,17 +358,19 @@ absl::StatusOr<Matrix> KaldiReader::FloatMatrix() {
   }
   GMM_ASSIGN_OR_RETURN(int32_t rows, Int32());
   GMM_ASSIGN_OR_RETURN(int32_t cols, Int32());
-  if (rows < 0 || cols < 0 || int64_t(rows) * cols > (int64_t(1) << 31)) {
-    return Error(absl::StrCat("bad matrix size ", rows, " x ", cols));
-  }
-  m.Resize(rows, cols);
+  if (rows < 0 || cols < 0) return Error(absl::StrCat("bad matrix size ", rows, " x ", cols));
+  const uint64_t n = uint64_t(rows) * uint64_t(cols);  // < 2^62
+  const std::string shape = absl::StrCat(rows, " x ", cols);
   if (token == "FM") {
-    GMM_RETURN_IF_ERROR(ReadRaw(m.data.data(), m.data.size() * 4, "a float matrix"));
+    GMM_RETURN_IF_ERROR(ReadArray(n, &m.data, "a float matrix", shape));
   } else {
-    std::vector<double> d(m.data.size());
-    GMM_RETURN_IF_ERROR(ReadRaw(d.data(), d.size() * 8, "a double matrix"));
+    std::vector<double> d;
+    GMM_RETURN_IF_ERROR(ReadArray(n, &d, "a double matrix", shape));
+    m.data.resize(d.size());
     for (size_t i = 0; i < d.size(); ++i) m.data[i] = static_cast<float>(d[i]);
   }
+  m.rows = rows;
+  m.cols = cols;
   return m;
 }
 
@@ -275,21 +385,26 @@ absl::StatusOr<Matrix> KaldiReader::CompressedMatrix(int format) {
     int32_t cols;
   } header;
   GMM_RETURN_IF_ERROR(ReadRaw(&header, sizeof(header), "a compressed matrix header"));
-  if (header.rows < 0 || header.cols < 0 ||
-      int64_t(header.rows) * header.cols > (int64_t(1) << 31)) {
+  if (header.rows < 0 || header.cols < 0) {
     return Error(absl::StrCat("bad compressed matrix size ", header.rows, " x ", header.cols));
   }
-  Matrix m(header.rows, header.cols);
-  const size_t n = m.data.size();
+  const uint64_t n = uint64_t(header.rows) * uint64_t(header.cols);  // < 2^62
+  const std::string shape = absl::StrCat(header.rows, " x ", header.cols);
+  // The data of all three formats, column headers included, before anything is sized.
+  const uint64_t data_bytes = format == 1 ? 8 * uint64_t(header.cols) + n : format == 2 ? 2 * n : n;
+  GMM_RETURN_IF_ERROR(CheckObjectBytes(n, data_bytes, "a compressed matrix", shape));
+  Matrix m;
   auto decode16 = [&](uint16_t v) {
     return header.min_value + header.range * (1.0f / 65535.0f) * v;
   };
   if (format == 1) {
-    std::vector<uint16_t> col_headers(size_t(header.cols) * 4);
-    GMM_RETURN_IF_ERROR(
-        ReadRaw(col_headers.data(), col_headers.size() * 2, "compressed column headers"));
-    std::vector<uint8_t> bytes(n);
-    GMM_RETURN_IF_ERROR(ReadRaw(bytes.data(), n, "compressed matrix data"));
+    std::vector<uint16_t> col_headers;
+    GMM_RETURN_IF_ERROR(ReadArray(4 * uint64_t(header.cols), &col_headers,
+                                  "compressed column headers",
+                                  absl::StrCat(4, " x ", header.cols)));
+    std::vector<uint8_t> bytes;
+    GMM_RETURN_IF_ERROR(ReadArray(n, &bytes, "a compressed matrix", shape));
+    m.Resize(header.rows, header.cols);
     for (int32_t c = 0; c < header.cols; ++c) {
       const float p0 = decode16(col_headers[c * 4]), p25 = decode16(col_headers[c * 4 + 1]),
                   p75 = decode16(col_headers[c * 4 + 2]), p100 = decode16(col_headers[c * 4 + 3]);
@@ -306,12 +421,14 @@ absl::StatusOr<Matrix> KaldiReader::CompressedMatrix(int format) {
       }
     }
   } else if (format == 2) {
-    std::vector<uint16_t> codes(n);
-    GMM_RETURN_IF_ERROR(ReadRaw(codes.data(), n * 2, "compressed matrix data"));
+    std::vector<uint16_t> codes;
+    GMM_RETURN_IF_ERROR(ReadArray(n, &codes, "a compressed matrix", shape));
+    m.Resize(header.rows, header.cols);
     for (size_t i = 0; i < n; ++i) m.data[i] = decode16(codes[i]);
   } else {
-    std::vector<uint8_t> codes(n);
-    GMM_RETURN_IF_ERROR(ReadRaw(codes.data(), n, "compressed matrix data"));
+    std::vector<uint8_t> codes;
+    GMM_RETURN_IF_ERROR(ReadArray(n, &codes, "a compressed matrix", shape));
+    m.Resize(header.rows, header.cols);
     for (size_t i = 0; i < n; ++i)
       m.data[i] = header.min_value + header.range * (1.0f / 255.0f) * codes[i];
   }

@@ -1,10 +1,19 @@
 // Kaldi's basic serialisation (src/base/io-funcs.cc, src/matrix/kaldi-vector.cc,
 // kaldi-matrix.cc, compressed-matrix.cc): tokens, basic types, vectors and matrices, binary and
 // text. The reader tracks the byte offset so every error names the file and the place.
+//
+// Hostile input: every length a binary object gives is checked against the bytes the stream has
+// left, where that is knowable (a file or a string stream), and against kMaxKaldiObjectValues
+// (formats/read_limits.h) before anything is sized by it; on a stream whose size is unknown (a
+// pipe) the values are read in bounded chunks, so that a length that lies fails where the data
+// ends, having allocated about what the data held. Tokens and text words are at most
+// kMaxKaldiTokenBytes long. No exception leaves the vector and matrix readers: a failed
+// allocation is RESOURCE_EXHAUSTED.
 #pragma once
 
 #include <cstdint>
 #include <istream>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,19 +49,45 @@ class KaldiReader {
   // Text mode: the next whitespace-delimited word without consuming it.
   absl::StatusOr<std::string> PeekWord();
 
+  // The bytes between where the stream stands and its end, or nullopt where the stream cannot
+  // tell (a pipe).
+  std::optional<uint64_t> BytesLeft();
+  // For a reader about to read `count` items of which each takes at least `min_bytes_each` bytes:
+  // an error naming `what` where the stream has fewer bytes left than that (or count exceeds
+  // `max_count`), so that the caller can size its containers by `count`.
+  absl::Status CheckRoom(uint64_t count, uint64_t min_bytes_each, uint64_t max_count,
+                         absl::string_view what);
+
   // "NAME: byte OFFSET: what", with the offset where the stream stands now.
   absl::Status Error(absl::string_view what);
   int64_t offset();
 
  private:
   absl::StatusOr<std::string> Word();  // text mode: skip spaces, read up to the next space
+  // Skips white space and reads up to the next, at most kMaxKaldiTokenBytes; `what` names it.
+  absl::StatusOr<std::string> BoundedWord(absl::string_view what);
   absl::Status ReadRaw(void* dst, size_t bytes, absl::string_view what);
+  // An error unless an object (`what`, "a float matrix") of `values` values (`shape`, "R x C")
+  // is within kMaxKaldiObjectValues and its `bytes` are within the bytes left.
+  absl::Status CheckObjectBytes(uint64_t values, uint64_t bytes, absl::string_view what,
+                                absl::string_view shape);
+  // `count` values of T into `out`: checked against the bytes left, or read in bounded chunks.
+  template <typename T>
+  absl::Status ReadArray(uint64_t count, std::vector<T>* out, absl::string_view what,
+                         absl::string_view shape);
+  absl::StatusOr<std::vector<int32_t>> Int32VectorImpl();
+  absl::StatusOr<std::vector<float>> FloatVectorImpl();
+  absl::StatusOr<Matrix> FloatMatrixImpl();
   absl::StatusOr<std::vector<float>> TextFloatsInBrackets(bool matrix, int32_t* rows);
   absl::StatusOr<Matrix> CompressedMatrix(int format);
+
+  static constexpr int64_t kEndNotAsked = -2;
+  static constexpr int64_t kEndUnknown = -1;
 
   std::istream& is_;
   std::string name_;
   bool binary_;
+  int64_t end_ = kEndNotAsked;  // the stream's end, once asked
 };
 
 class KaldiWriter {

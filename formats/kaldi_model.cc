@@ -3,10 +3,15 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "formats/read_limits.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {
+
+// The fewest bytes an integer takes: 5 in binary (a size byte and 4), 2 in text (a digit and a
+// space).
+uint64_t MinIntBytes(const KaldiReader& in) { return in.binary() ? 5 : 2; }
 
 // Text topology: <TopologyEntry> <ForPhones> p... </ForPhones> <State> n [<PdfClass> c |
 // <ForwardPdfClass> c <SelfLoopPdfClass> c] (<Transition> dst prob)* </State> ... </TopologyEntry>
@@ -24,8 +29,12 @@ absl::StatusOr<HmmTopology> ReadTextTopology(KaldiReader& in) {
       GMM_ASSIGN_OR_RETURN(std::string word, in.Token());
       if (word == "</ForPhones>") break;
       int32_t phone = 0;
-      if (!absl::SimpleAtoi(word, &phone) || phone <= 0) {
-        return in.Error(absl::StrCat("expected a phone number, found ", word));
+      if (!absl::SimpleAtoi(word, &phone)) {
+        return in.Error(absl::StrCat("expected a phone number, found ", word.substr(0, 40)));
+      }
+      if (phone <= 0 || phone > kMaxPhoneId) {
+        return in.Error(absl::StrCat("phone ", phone, " is out of range (phone ids are 1 to ",
+                                     kMaxPhoneId, ")"));
       }
       phones.push_back(phone);
     }
@@ -90,12 +99,15 @@ absl::StatusOr<HmmTopology> ReadBinaryTopology(KaldiReader& in) {
   if (num_entries < 0 || num_entries > 100000) {
     return in.Error(absl::StrCat("bad number of topology entries ", num_entries));
   }
+  // Each entry takes at least its state count, each state its pdf class(es) and transition count.
+  GMM_RETURN_IF_ERROR(in.CheckRoom(uint64_t(num_entries), 5, 100000, "topology entries"));
   topo.entries.resize(num_entries);
   for (auto& entry : topo.entries) {
     GMM_ASSIGN_OR_RETURN(int32_t num_states, in.Int32());
     if (num_states < 0 || num_states > 10000) {
       return in.Error(absl::StrCat("bad number of HMM states ", num_states));
     }
+    GMM_RETURN_IF_ERROR(in.CheckRoom(uint64_t(num_states), is_hmm ? 10 : 15, 10000, "HMM states"));
     entry.resize(num_states);
     for (auto& state : entry) {
       GMM_ASSIGN_OR_RETURN(state.forward_pdf_class, in.Int32());
@@ -107,6 +119,7 @@ absl::StatusOr<HmmTopology> ReadBinaryTopology(KaldiReader& in) {
       if (num_transitions < 0 || num_transitions > 10000) {
         return in.Error(absl::StrCat("bad number of transitions ", num_transitions));
       }
+      GMM_RETURN_IF_ERROR(in.CheckRoom(uint64_t(num_transitions), 10, 10000, "transitions"));
       state.transitions.resize(num_transitions);
       for (auto& [dst, prob] : state.transitions) {
         GMM_ASSIGN_OR_RETURN(dst, in.Int32());
@@ -176,9 +189,31 @@ absl::StatusOr<GmmModelSpec> ReadAmDiagGmm(KaldiReader& in) {
   return spec;
 }
 
-}  // namespace
+// The transition-ids the tuples make (the arcs of their topology states), counted in 64 bits
+// before TransitionModel::Create counts them in 32: more than the log-probabilities the file has
+// is an error. Tuples that name no topology state are left for Create to report.
+absl::Status CheckTransitionIdCount(KaldiReader& in, const HmmTopology& topo,
+                                    const std::vector<TransitionTuple>& tuples,
+                                    size_t num_log_probs) {
+  uint64_t num_ids = 0;
+  for (const TransitionTuple& t : tuples) {
+    if (t.phone <= 0 || size_t(t.phone) >= topo.phone_to_entry.size()) continue;
+    const int32_t e = topo.phone_to_entry[t.phone];
+    if (e < 0 || size_t(e) >= topo.entries.size() || t.hmm_state < 0 ||
+        size_t(t.hmm_state) >= topo.entries[e].size()) {
+      continue;
+    }
+    num_ids += topo.entries[e][t.hmm_state].transitions.size();
+  }
+  if (num_ids + 1 > num_log_probs) {
+    return in.Error(absl::StrCat("the transition tuples make ", num_ids,
+                                 " transition-ids, but there are ", num_log_probs,
+                                 " log-probabilities (one more than the transition-ids)"));
+  }
+  return absl::OkStatus();
+}
 
-absl::StatusOr<TransitionModel> ReadKaldiTransitionModel(KaldiReader& in) {
+absl::StatusOr<TransitionModel> ReadTransitionModel(KaldiReader& in) {
   GMM_RETURN_IF_ERROR(in.Expect("<TransitionModel>"));
   GMM_RETURN_IF_ERROR(in.Expect("<Topology>"));
   HmmTopology topo;
@@ -198,6 +233,8 @@ absl::StatusOr<TransitionModel> ReadKaldiTransitionModel(KaldiReader& in) {
   if (num_tuples < 0 || num_tuples > 10000000) {
     return in.Error(absl::StrCat("bad number of transition tuples ", num_tuples));
   }
+  GMM_RETURN_IF_ERROR(in.CheckRoom(uint64_t(num_tuples), (triples ? 3 : 4) * MinIntBytes(in),
+                                   10000000, "transition tuples"));
   tuples.resize(num_tuples);
   for (auto& t : tuples) {
     GMM_ASSIGN_OR_RETURN(t.phone, in.Int32());
@@ -208,15 +245,45 @@ absl::StatusOr<TransitionModel> ReadKaldiTransitionModel(KaldiReader& in) {
     } else {
       GMM_ASSIGN_OR_RETURN(t.self_loop_pdf, in.Int32());
     }
+    if (t.forward_pdf > kMaxPdfId || t.self_loop_pdf > kMaxPdfId) {
+      return in.Error(absl::StrCat("pdf-id ", std::max(t.forward_pdf, t.self_loop_pdf),
+                                   " is out of range (at most ", kMaxPdfId, ")"));
+    }
   }
   GMM_RETURN_IF_ERROR(in.Expect(triples ? "</Triples>" : "</Tuples>"));
   GMM_RETURN_IF_ERROR(in.Expect("<LogProbs>"));
   GMM_ASSIGN_OR_RETURN(std::vector<float> log_probs, in.FloatVector());
   GMM_RETURN_IF_ERROR(in.Expect("</LogProbs>"));
   GMM_RETURN_IF_ERROR(in.Expect("</TransitionModel>"));
+  GMM_RETURN_IF_ERROR(CheckTransitionIdCount(in, topo, tuples, log_probs.size()));
   auto tm = TransitionModel::Create(std::move(topo), std::move(tuples), std::move(log_probs));
   if (!tm.ok()) return in.Error(tm.status().message());
   return tm;
+}
+
+absl::StatusOr<GmmModel> ReadModel(std::istream& is, const std::string& name) {
+  const bool binary = KaldiReader::ConsumeBinaryMarker(is);
+  KaldiReader in(is, name, binary);
+  GMM_ASSIGN_OR_RETURN(TransitionModel tm, ReadTransitionModel(in));
+  GMM_ASSIGN_OR_RETURN(GmmModelSpec spec, ReadAmDiagGmm(in));
+  if (size_t(tm.NumPdfs()) != spec.gauss_begin.size() - 1) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": the transition model has ",
+                                                   tm.NumPdfs(), " pdfs, the GMMs ",
+                                                   spec.gauss_begin.size() - 1));
+  }
+  spec.hmm = std::move(tm);
+  spec.source_format = "kaldi";
+  auto model = GmmModel::Create(std::move(spec));
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", model.status().message()));
+  }
+  return model;
+}
+
+}  // namespace
+
+absl::StatusOr<TransitionModel> ReadKaldiTransitionModel(KaldiReader& in) {
+  return CatchAllocation(in.name(), [&] { return ReadTransitionModel(in); });
 }
 
 void WriteKaldiTransitionModel(const TransitionModel& tm, KaldiWriter& out) {
@@ -312,22 +379,7 @@ void WriteKaldiTransitionModel(const TransitionModel& tm, KaldiWriter& out) {
 }
 
 absl::StatusOr<GmmModel> ReadKaldiModel(std::istream& is, const std::string& name) {
-  const bool binary = KaldiReader::ConsumeBinaryMarker(is);
-  KaldiReader in(is, name, binary);
-  GMM_ASSIGN_OR_RETURN(TransitionModel tm, ReadKaldiTransitionModel(in));
-  GMM_ASSIGN_OR_RETURN(GmmModelSpec spec, ReadAmDiagGmm(in));
-  if (size_t(tm.NumPdfs()) != spec.gauss_begin.size() - 1) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": the transition model has ",
-                                                   tm.NumPdfs(), " pdfs, the GMMs ",
-                                                   spec.gauss_begin.size() - 1));
-  }
-  spec.hmm = std::move(tm);
-  spec.source_format = "kaldi";
-  auto model = GmmModel::Create(std::move(spec));
-  if (!model.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": ", model.status().message()));
-  }
-  return model;
+  return CatchAllocation(name, [&] { return ReadModel(is, name); });
 }
 
 absl::Status WriteKaldiModel(const GmmModel& model, std::ostream& os, bool binary) {

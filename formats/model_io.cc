@@ -10,6 +10,7 @@
 #include "formats/htk_model.h"
 #include "formats/kaldi_model.h"
 #include "formats/native_model.h"
+#include "formats/read_limits.h"
 #include "formats/sphinx_model.h"
 #include "util/status_macros.h"
 
@@ -78,7 +79,9 @@ absl::StatusOr<ModelFormat> ModelFormatForOutput(const std::string& path) {
       ".gmms or /"));
 }
 
-absl::StatusOr<LoadedModel> LoadModel(const std::string& path, float variance_floor) {
+namespace {
+
+absl::StatusOr<LoadedModel> Load(const std::string& path, float variance_floor) {
   GMM_ASSIGN_OR_RETURN(const ModelFormat format, DetectModelFormat(path));
   absl::StatusOr<GmmModel> model = absl::UnknownError("unreachable");
   switch (format) {
@@ -105,6 +108,12 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& path, float variance_fl
     if (!model.ok()) return model.status();
   }
   return LoadedModel{*std::move(model), format};
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedModel> LoadModel(const std::string& path, float variance_floor) {
+  return CatchAllocation(path, [&] { return Load(path, variance_floor); });
 }
 
 absl::Status SaveModel(const GmmModel& model, const std::string& path, ModelFormat format) {

@@ -2,13 +2,16 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "formats/kaldi_io.h"
 #include "formats/kaldi_model.h"
+#include "formats/read_limits.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -70,10 +73,10 @@ class PayloadReader {
       : bytes_(bytes), path_(std::move(path)) {}
 
   template <class T>
-  absl::Status Array(size_t count, std::vector<T>* out, const char* what) {
-    const size_t n = count * sizeof(T);
-    if (n > bytes_.size() - pos_) return Truncated(what);
-    out->resize(count);
+  absl::Status Array(uint64_t count, std::vector<T>* out, const char* what) {
+    if (count > (bytes_.size() - pos_) / sizeof(T)) return Truncated(what);
+    const size_t n = static_cast<size_t>(count) * sizeof(T);
+    out->resize(static_cast<size_t>(count));
     std::memcpy(out->data(), bytes_.data() + pos_, n);
     pos_ += n;
     pos_ = std::min(bytes_.size(), (pos_ + kAlign - 1) / kAlign * kAlign);
@@ -89,6 +92,7 @@ class PayloadReader {
     pos_ += n;
     return s;
   }
+  size_t left() const { return bytes_.size() - pos_; }
 
  private:
   absl::Status Truncated(const char* what) {
@@ -145,7 +149,41 @@ absl::Status WriteNativeModel(const GmmModel& model, const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<GmmModel> ReadNativeModel(const std::string& path) {
+namespace {
+
+uint64_t Padded(uint64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// The fewest payload bytes that the header's counts need: the four arrays, each padded, and the
+// length of the source format. False where that overflows 64 bits.
+bool MinPayloadBytes(const NativeHeader& h, uint64_t* out) {
+  uint64_t values = 0, value_bytes = 0;
+  if (!CheckedMul(uint64_t(h.num_gauss), uint64_t(h.dim), &values) ||
+      !CheckedMul(values, sizeof(float), &value_bytes) || value_bytes > (uint64_t(1) << 62) ||
+      uint64_t(h.num_gauss) > (uint64_t(1) << 60)) {
+    return false;
+  }
+  *out = Padded(4 * (uint64_t(h.num_states) + 1)) + Padded(4 * uint64_t(h.num_gauss)) +
+         2 * Padded(value_bytes) + 4;
+  return true;
+}
+
+// Reads up to `n` bytes, in chunks where the stream's size is unknown so that a size that lies
+// costs about what the stream holds.
+std::string ReadUpTo(std::istream& is, uint64_t n, bool size_known) {
+  std::string out;
+  constexpr uint64_t kChunk = uint64_t{1} << 20;
+  while (out.size() < n) {
+    const size_t had = out.size();
+    const size_t chunk = size_known ? size_t(n) - had : size_t(std::min(kChunk, n - had));
+    out.resize(had + chunk);
+    is.read(out.data() + had, std::streamsize(chunk));
+    out.resize(had + size_t(is.gcount()));
+    if (size_t(is.gcount()) != chunk) break;
+  }
+  return out;
+}
+
+absl::StatusOr<GmmModel> ReadModel(const std::string& path) {
   std::ifstream is(path, std::ios::binary);
   if (!is) return absl::NotFoundError(absl::StrCat(path, ": cannot open for reading"));
   NativeHeader h{};
@@ -158,21 +196,44 @@ absl::StatusOr<GmmModel> ReadNativeModel(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": byte 0: bad magic, not a gmmscore model"));
   }
-  if (h.version != kNativeVersion || h.header_bytes != sizeof(NativeHeader)) {
+  if (h.version != kNativeVersion) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": byte 8: unsupported version ",
                                                    h.version, " (this build reads ", kNativeVersion,
                                                    ")"));
   }
+  if (h.header_bytes != sizeof(NativeHeader)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": byte 12: header length ",
+                                                   h.header_bytes, ", version ", kNativeVersion,
+                                                   " has ", sizeof(NativeHeader)));
+  }
   if (h.dim < 1 || h.num_states < 1 || h.num_gauss < h.num_states ||
-      h.payload_bytes > (uint64_t(1) << 40)) {
+      uint64_t(h.num_gauss) > std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": byte 16: bad header counts (dim ",
                                                    h.dim, ", states ", h.num_states, ", Gaussians ",
                                                    h.num_gauss, ")"));
   }
-  std::string payload(h.payload_bytes, '\0');
-  is.read(payload.data(), std::streamsize(payload.size()));
-  if (static_cast<uint64_t>(is.gcount()) != h.payload_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": byte ", sizeof(h) + is.gcount(),
+  // The sizes against the file before anything is read or sized by them.
+  const std::streamoff here = is.tellg();
+  is.seekg(0, std::ios::end);
+  const std::streamoff end = is.tellg();
+  is.clear();
+  is.seekg(here);
+  const bool size_known = here >= 0 && end >= here;
+  const uint64_t file_left = size_known ? uint64_t(end - here) : 0;
+  if (size_known && h.payload_bytes > file_left) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": byte 32: file is truncated: the header says the payload is ",
+                     h.payload_bytes, " bytes, the file has ", file_left, " after the header"));
+  }
+  uint64_t min_payload = 0;
+  if (!MinPayloadBytes(h, &min_payload) || min_payload > h.payload_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": byte 16: header counts (dim ", h.dim, ", states ", h.num_states, ", Gaussians ",
+        h.num_gauss, ") do not fit the payload of ", h.payload_bytes, " bytes"));
+  }
+  const std::string payload = ReadUpTo(is, h.payload_bytes, size_known);
+  if (payload.size() != h.payload_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": byte ", sizeof(h) + payload.size(),
                                                    ": file is truncated (expected ",
                                                    sizeof(h) + h.payload_bytes, " bytes)"));
   }
@@ -186,16 +247,18 @@ absl::StatusOr<GmmModel> ReadNativeModel(const std::string& path) {
   spec.dim = h.dim;
   spec.variance_floor = h.variance_floor;
   PayloadReader in(payload, path);
-  const size_t values = size_t(h.num_gauss) * size_t(h.dim);
-  GMM_RETURN_IF_ERROR(in.Array(size_t(h.num_states) + 1, &spec.gauss_begin, "Gaussian ranges"));
-  GMM_RETURN_IF_ERROR(in.Array(size_t(h.num_gauss), &spec.weights, "weights"));
+  const uint64_t values = uint64_t(h.num_gauss) * uint64_t(h.dim);  // checked above
+  GMM_RETURN_IF_ERROR(in.Array(uint64_t(h.num_states) + 1, &spec.gauss_begin, "Gaussian ranges"));
+  GMM_RETURN_IF_ERROR(in.Array(uint64_t(h.num_gauss), &spec.weights, "weights"));
   GMM_RETURN_IF_ERROR(in.Array(values, &spec.means, "means"));
   GMM_RETURN_IF_ERROR(in.Array(values, &spec.variances, "variances"));
   GMM_ASSIGN_OR_RETURN(spec.source_format, in.String("source format"));
   if (h.flags & kFlagNames) {
-    spec.state_names.resize(h.num_states);
-    for (auto& name : spec.state_names) {
-      GMM_ASSIGN_OR_RETURN(name, in.String("state names"));
+    // Each name takes at least its 4-byte length.
+    spec.state_names.reserve(std::min(size_t(h.num_states), in.left() / 4));
+    for (int32_t s = 0; s < h.num_states; ++s) {
+      GMM_ASSIGN_OR_RETURN(std::string name, in.String("state names"));
+      spec.state_names.push_back(std::move(name));
     }
   }
   if (h.flags & kFlagHmm) {
@@ -208,6 +271,12 @@ absl::StatusOr<GmmModel> ReadNativeModel(const std::string& path) {
   if (!model.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", model.status().message()));
   return model;
+}
+
+}  // namespace
+
+absl::StatusOr<GmmModel> ReadNativeModel(const std::string& path) {
+  return CatchAllocation(path, [&] { return ReadModel(path); });
 }
 
 }  // namespace gmmscore

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "formats/read_limits.h"
 #include "formats/sphinx_s3io.h"
 
 namespace gmmscore {
@@ -27,9 +28,7 @@ absl::StatusOr<bool> DetectBigEndian(const std::string& bytes, const std::string
                    " byte-swapped), but the file holds ", data_bytes, " bytes after it"));
 }
 
-}  // namespace
-
-absl::StatusOr<Matrix> ReadSphinxFeatures(std::istream& is, const std::string& name, int32_t dim) {
+absl::StatusOr<Matrix> ReadFeatures(std::istream& is, const std::string& name, int32_t dim) {
   if (dim < 1) return absl::InvalidArgumentError(absl::StrCat(name, ": bad dimension ", dim));
   const std::string bytes{std::istreambuf_iterator<char>(is), std::istreambuf_iterator<char>()};
   if (is.bad()) return absl::DataLossError(absl::StrCat(name, ": read failed"));
@@ -49,6 +48,12 @@ absl::StatusOr<Matrix> ReadSphinxFeatures(std::istream& is, const std::string& n
     m.data[i] = std::bit_cast<float>(LoadWord(bytes.data() + 4 + 4 * i, *big_endian));
   }
   return m;
+}
+
+}  // namespace
+
+absl::StatusOr<Matrix> ReadSphinxFeatures(std::istream& is, const std::string& name, int32_t dim) {
+  return CatchAllocation(name, [&] { return ReadFeatures(is, name, dim); });
 }
 
 absl::Status WriteSphinxFeatures(const Matrix& m, std::ostream& os) {

@@ -162,7 +162,8 @@ absl::StatusOr<Mdef> ParseMdef(const std::string& path, const std::string& text)
   int32_t n_tri = 0, n_state_map = 0;
   GMM_RETURN_IF_ERROR(ParseMdefHeader(path, lines, mdef, &n_tri, &n_state_map));
   std::map<std::string, bool> base_filler;
-  const int32_t n_phones = mdef.n_base + n_tri;
+  // n_base + n_tri divides n_state_map (ParseMdefHeader), so it fits int32.
+  const int32_t n_phones = static_cast<int32_t>(int64_t{mdef.n_base} + n_tri);
   for (int32_t i = 0; i < n_phones; ++i) {
     if (!lines.Next(&words)) {
       return LineError(path, lines.line(),

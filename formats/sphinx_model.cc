@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "formats/read_limits.h"
 #include "formats/sphinx_mdef.h"
 #include "formats/sphinx_s3io.h"
 #include "util/status_macros.h"
@@ -43,13 +45,20 @@ struct Gauden {
 absl::StatusOr<Gauden> ReadGauden(const std::string& path) {
   GMM_ASSIGN_OR_RETURN(S3Reader in, S3Reader::Open(path));
   Gauden g;
+  const uint64_t dims_at = in.offset();
   GMM_ASSIGN_OR_RETURN(g.n_mgau, PositiveInt32(in, "number of codebooks"));
   GMM_ASSIGN_OR_RETURN(int32_t n_feat, PositiveInt32(in, "number of feature streams"));
   GMM_ASSIGN_OR_RETURN(g.n_density, PositiveInt32(in, "number of densities"));
   GMM_RETURN_IF_ERROR(RejectStreams(in, n_feat));
   GMM_ASSIGN_OR_RETURN(g.veclen, PositiveInt32(in, "vector length"));
   g.data_offset = in.offset() + 4;
-  GMM_ASSIGN_OR_RETURN(g.data, ReadValues(in, uint64_t(g.n_mgau) * g.n_density * g.veclen));
+  uint64_t values = 0;
+  if (!CheckedMul(uint64_t(g.n_mgau), uint64_t(g.n_density), uint64_t(g.veclen), &values)) {
+    return in.Error(dims_at,
+                    absl::StrCat(g.n_mgau, " codebooks x ", g.n_density, " densities x ", g.veclen,
+                                 " dimensions are more values than any file holds"));
+  }
+  GMM_ASSIGN_OR_RETURN(g.data, ReadValues(in, values));
   GMM_RETURN_IF_ERROR(in.Finish());
   return g;
 }
@@ -160,12 +169,17 @@ absl::StatusOr<Tmats> ReadTmats(const std::string& path) {
   GMM_ASSIGN_OR_RETURN(t.n_emit, PositiveInt32(in, "number of source states"));
   const uint64_t cols_at = in.offset();
   GMM_ASSIGN_OR_RETURN(int32_t n_cols, in.Int32("number of destination states"));
-  if (n_cols != t.n_emit + 1) {
+  if (int64_t{n_cols} != int64_t{t.n_emit} + 1) {
     return in.Error(cols_at, absl::StrCat(n_cols, " destination states for ", t.n_emit,
                                           " source states; expected one more (the final)"));
   }
   const uint64_t data_offset = in.offset() + 4;
-  GMM_ASSIGN_OR_RETURN(t.probs, ReadValues(in, uint64_t(t.n_tmat) * t.n_emit * n_cols));
+  uint64_t values = 0;
+  if (!CheckedMul(uint64_t(t.n_tmat), uint64_t(t.n_emit), uint64_t(n_cols), &values)) {
+    return in.Error(cols_at, absl::StrCat(t.n_tmat, " matrices of ", t.n_emit, " x ", n_cols,
+                                          " are more values than any file holds"));
+  }
+  GMM_ASSIGN_OR_RETURN(t.probs, ReadValues(in, values));
   GMM_RETURN_IF_ERROR(in.Finish());
   const int32_t n_emit = t.n_emit;
   GMM_RETURN_IF_ERROR(NormaliseRows(
@@ -193,10 +207,15 @@ absl::StatusOr<GmmModelSpec> ReadGaussians(const std::string& dir) {
   GMM_RETURN_IF_ERROR(CheckGauden(variances_path, variances, true));
   GMM_ASSIGN_OR_RETURN(MixtureWeights weights, ReadMixtureWeights(weights_path));
   GMM_RETURN_IF_ERROR(CheckContinuous(means_path, means, weights_path, weights));
+  if (weights.data.size() > std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(weights_path, ": ", weights.data.size(), " Gaussians are more than 2^32 - 1"));
+  }
   GmmModelSpec spec;
   spec.dim = means.veclen;
+  spec.gauss_begin.reserve(size_t(weights.n_senone) + 1);
   for (int32_t s = 0; s <= weights.n_senone; ++s) {
-    spec.gauss_begin.push_back(static_cast<uint32_t>(s * weights.n_density));
+    spec.gauss_begin.push_back(static_cast<uint32_t>(uint64_t(s) * uint64_t(weights.n_density)));
   }
   spec.weights = std::move(weights.data);
   spec.means = std::move(means.data);
@@ -359,9 +378,7 @@ SphinxHmm OneStatePerPhone(int32_t num_states) {
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<GmmModel> ReadSphinxModel(const std::string& dir) {
+absl::StatusOr<GmmModel> ReadModel(const std::string& dir) {
   GMM_ASSIGN_OR_RETURN(GmmModelSpec spec, ReadGaussians(dir));
   GMM_RETURN_IF_ERROR(ReadHmm(dir, spec));
   spec.source_format = "sphinx";
@@ -370,6 +387,12 @@ absl::StatusOr<GmmModel> ReadSphinxModel(const std::string& dir) {
     return absl::InvalidArgumentError(absl::StrCat(dir, ": ", model.status().message()));
   }
   return model;
+}
+
+}  // namespace
+
+absl::StatusOr<GmmModel> ReadSphinxModel(const std::string& dir) {
+  return CatchAllocation(dir, [&] { return ReadModel(dir); });
 }
 
 absl::Status WriteSphinxModel(const GmmModel& model, const std::string& dir) {
