@@ -8,11 +8,11 @@
 #include "kernels/cpu/cpu_scorer.h"
 #include "util/status_macros.h"
 #ifdef GMMSCORE_HAVE_CUDA
+#include "kernels/cuda/cuda_aligner.h"
 #include "kernels/cuda/cuda_compute_device.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_fused_scorer.h"
 #include "kernels/cuda/cuda_scorer.h"
-#include "kernels/cuda/cuda_viterbi.h"
 #endif
 
 namespace gmmscore {
@@ -59,9 +59,9 @@ absl::StatusOr<std::unique_ptr<FusedScorer>> MakeGpuScorer(const std::vector<Gmm
   return std::unique_ptr<FusedScorer>(std::move(fused));
 }
 
-absl::StatusOr<std::unique_ptr<BatchViterbi>> MakeGpuViterbi(int gpu) {
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaViterbi> viterbi, CudaViterbi::Create(gpu));
-  return std::unique_ptr<BatchViterbi>(std::move(viterbi));
+absl::StatusOr<std::unique_ptr<BatchAligner>> MakeGpuAligner(const GmmModel& model, int gpu) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaAligner> aligner, CudaAligner::Create(model, gpu));
+  return std::unique_ptr<BatchAligner>(std::move(aligner));
 }
 #else
 absl::StatusOr<std::vector<int>> SelectGpus(const std::string&) {
@@ -79,7 +79,7 @@ absl::StatusOr<std::unique_ptr<FusedScorer>> MakeGpuScorer(const std::vector<Gmm
   return absl::UnimplementedError("this build has no CUDA");
 }
 
-absl::StatusOr<std::unique_ptr<BatchViterbi>> MakeGpuViterbi(int) {
+absl::StatusOr<std::unique_ptr<BatchAligner>> MakeGpuAligner(const GmmModel&, int) {
   return absl::UnimplementedError("this build has no CUDA");
 }
 #endif
@@ -169,23 +169,18 @@ absl::StatusOr<std::vector<std::unique_ptr<FusedScorer>>> MakeFusedScorers(
 absl::StatusOr<AlignBackend> MakeAlignBackend(const BackendRequest& request,
                                               const GmmModel& model) {
   GMM_ASSIGN_OR_RETURN(const std::vector<int> gpus, ChooseGpus(request));
-  const std::vector<GmmModel> models = {model};
   AlignBackend backend;
   if (!gpus.empty()) {
     // The first GPU scores and aligns.
-    absl::StatusOr<std::unique_ptr<FusedScorer>> scorer =
-        MakeGpuScorer(models, FusionSpec(), gpus[0]);
-    absl::StatusOr<std::unique_ptr<BatchViterbi>> viterbi =
-        scorer.ok() ? MakeGpuViterbi(gpus[0]) : scorer.status();
-    if (viterbi.ok()) {
+    absl::StatusOr<std::unique_ptr<BatchAligner>> aligner = MakeGpuAligner(model, gpus[0]);
+    if (aligner.ok()) {
       Say(request, absl::StrCat("scoring and aligning on ", GpuLabels({gpus[0]})));
-      backend.scorer = *std::move(scorer);
-      backend.viterbi = *std::move(viterbi);
+      backend.aligner = *std::move(aligner);
       return backend;
     }
-    if (request.backend == "cuda") return viterbi.status();
+    if (request.backend == "cuda") return aligner.status();
     Say(request,
-        absl::StrCat("CUDA not usable (", viterbi.status().message(), "), scoring on the cpu"));
+        absl::StrCat("CUDA not usable (", aligner.status().message(), "), scoring on the cpu"));
   }
   std::vector<std::unique_ptr<Scorer>> cpu;
   cpu.push_back(std::make_unique<CpuScorer>(model, request.cpu_threads));

@@ -38,11 +38,12 @@ absl::StatusOr<std::vector<std::unique_ptr<ComputeDevice>>> MakeComputeDevices(
 absl::StatusOr<std::vector<std::unique_ptr<FusedScorer>>> MakeFusedScorers(
     const BackendRequest& request, const std::vector<GmmModel>& models, const FusionSpec& spec);
 
-// What `gmmscore align` runs on: a scorer for the model, and where a GPU is chosen the batched
-// exact Viterbi on it (viterbi null: the CPU aligner).
+// What `gmmscore align` runs on: where a GPU is chosen, the model resident there, scored and
+// aligned in batches on it (aligner); else a CPU scorer for the CPU aligner (scorer). model must
+// outlive it.
 struct AlignBackend {
   std::unique_ptr<FusedScorer> scorer;
-  std::unique_ptr<BatchViterbi> viterbi;
+  std::unique_ptr<BatchAligner> aligner;
 };
 absl::StatusOr<AlignBackend> MakeAlignBackend(const BackendRequest& request, const GmmModel& model);
 

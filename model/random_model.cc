@@ -26,6 +26,7 @@ GmmModel RandomModel(const RandomModelOptions& o, uint32_t seed) {
     }
     spec.gauss_begin.push_back(static_cast<uint32_t>(spec.weights.size()));
   }
+  spec.hmm = o.hmm;
   spec.source_format = "test";
   return *GmmModel::Create(std::move(spec));
 }

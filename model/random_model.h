@@ -19,6 +19,8 @@ struct RandomModelOptions {
   float mean_scale = 3.0f;
   float min_var = 0.2f;
   float max_var = 4.0f;
+  // The HMM the model carries (empty: none); its pdfs must be the num_states states.
+  TransitionModel hmm;
 };
 
 // Per state a Gaussian count uniform in [min_gauss, max_gauss], weights 0.05 + U(0,1)

@@ -7,8 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include "align/align_utterance.h"
 #include "align/faster_viterbi.h"
 #include "align/transition_probs.h"
+#include "formats/kaldi_fst.h"
+#include "formats/matrix_lookup.h"
+#include "kernels/cpu/cpu_scorer.h"
+#include "kernels/cuda/cuda_aligner.h"
 #include "tests/align_test_util.h"
 #include "tests/cuda_test_util.h"
 
@@ -58,6 +63,54 @@ TEST_F(CudaViterbiTest, FindsTheCpuAlignersPathsForAWholeBatchInOneLaunch) {
   EXPECT_GT(unreachable, 0);
   // Random scores in [-30, -5] seldom tie exactly: nearly every path is the CPU's.
   EXPECT_GE(same_path, aligned - 2) << same_path << " of " << aligned;
+}
+
+// The real Kaldi data scored and aligned on the device: the CPU aligner's alignments (which are
+// Kaldi's ali.txt) and per-frame log-likelihoods within the scoring tolerance.
+TEST_F(CudaViterbiTest, AlignerScoresAndAlignsKaldisUtterancesOnTheDevice) {
+  auto loaded = LoadModel(GMMSCORE_TESTDATA "/kaldi-mono/final.mdl");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const GmmModel& model = loaded->model;
+  auto graphs = FstTableReader::Open("ark:" GMMSCORE_TESTDATA "/kaldi-mono/graphs.fsts");
+  ASSERT_TRUE(graphs.ok()) << graphs.status();
+  auto feats = MatrixLookup::Open("ark:" GMMSCORE_TESTDATA "/kaldi-mono/feats.ark");
+  ASSERT_TRUE(feats.ok()) << feats.status();
+  AlignOptions options;
+  options.acoustic_scale = 0.1f;
+  options.self_loop_scale = 0.1f;
+  std::vector<AlignGraph> prepared;
+  std::vector<Matrix> features;
+  std::vector<UtteranceAlignment> cpu;
+  std::string key;
+  AlignGraph graph;
+  while (*(*graphs)->Next(&key, &graph)) {
+    std::optional<Matrix> f = *feats->Take(key);
+    ASSERT_TRUE(f.has_value()) << key;
+    Matrix loglikes;
+    ASSERT_TRUE(CpuScorer(model, 1).Score(*f, &loglikes).ok());
+    cpu.push_back(AlignUtterance(options, model.hmm(), graph, loglikes));
+    ASSERT_TRUE(cpu.back().status.ok()) << key;
+    ASSERT_TRUE(AddTransitionProbs(model.hmm(), 1.0f, 0.1f, &graph).ok());
+    prepared.push_back(graph);
+    features.push_back(*std::move(f));
+  }
+  ASSERT_EQ(prepared.size(), 6u);
+  std::vector<AlignInput> batch;
+  for (size_t u = 0; u < prepared.size(); ++u) batch.push_back({&prepared[u], &features[u]});
+  auto aligner = CudaAligner::Create(model, 0);
+  ASSERT_TRUE(aligner.ok()) << aligner.status();
+  auto results = (*aligner)->Align(batch, 0.1f);
+  ASSERT_TRUE(results.ok()) << results.status();
+  for (size_t u = 0; u < prepared.size(); ++u) {
+    const ViterbiResult& r = (*results)[u];
+    ASSERT_TRUE(r.reached_final) << u;
+    EXPECT_EQ(r.transition_ids, cpu[u].transition_ids) << "utterance " << u;
+    EXPECT_NEAR(r.score, cpu[u].score, 0.01f) << u;
+    ASSERT_EQ(r.frame_loglikes.size(), cpu[u].frame_loglikes.size());
+    for (size_t t = 0; t < r.frame_loglikes.size(); ++t) {
+      EXPECT_NEAR(r.frame_loglikes[t], cpu[u].frame_loglikes[t], 2e-3) << u << ", frame " << t;
+    }
+  }
 }
 
 TEST_F(CudaViterbiTest, RefusesEpsilonCyclesNamingTheUtterance) {

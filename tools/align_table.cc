@@ -6,6 +6,7 @@
 
 #include "align/careful_graph.h"
 #include "align/transition_probs.h"
+#include "model/shape_checks.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -53,45 +54,40 @@ class TableAligner {
     return Write(key, aligned.transition_ids, aligned.score, aligned.frame_loglikes, loglikes.rows);
   }
 
-  // The GPU: the utterance's graph readied on the host now, aligned with a batch later.
-  absl::Status Queue(BatchViterbi* viterbi, const std::string& key, AlignGraph graph,
-                     Matrix loglikes) {
+  // The GPU: the utterance's graph readied on the host now, scored and aligned with a batch later.
+  absl::Status Queue(BatchAligner* aligner, const std::string& key, AlignGraph graph,
+                     Matrix feats) {
     absl::Status ready = ValidateAlignGraph(graph, model_.hmm().NumTransitionIds());
     if (ready.ok() && graph.start < 0) ready = absl::InvalidArgumentError("empty decoding graph");
     if (ready.ok()) ready = EpsilonDepth(graph).status();
     if (!ready.ok()) {
-      Failed(key, ready, loglikes.rows);
+      Failed(key, ready, feats.rows);
       return absl::OkStatus();
     }
     (void)AddTransitionProbs(model_.hmm(), options_.transition_scale, options_.self_loop_scale,
                              &graph);
     if (options_.careful) graph = MakeCarefulGraph(graph);
-    queued_frames_ += loglikes.rows;
-    queue_.push_back({key, std::move(graph), std::move(loglikes)});
-    if (queue_.size() >= kBatchUtterances || queued_frames_ >= kBatchFrames) return Flush(viterbi);
+    queued_frames_ += feats.rows;
+    queue_.push_back({key, std::move(graph), std::move(feats)});
+    if (queue_.size() >= kBatchUtterances || queued_frames_ >= kBatchFrames) return Flush(aligner);
     return absl::OkStatus();
   }
 
-  absl::Status Flush(BatchViterbi* viterbi) {
+  absl::Status Flush(BatchAligner* aligner) {
     if (queue_.empty()) return absl::OkStatus();
-    std::vector<ViterbiUtterance> batch;
-    for (const Queued& q : queue_) batch.push_back({&q.graph, &q.loglikes});
+    std::vector<AlignInput> batch;
+    for (const Queued& q : queue_) batch.push_back({&q.graph, &q.feats});
     GMM_ASSIGN_OR_RETURN(const std::vector<ViterbiResult> results,
-                         viterbi->Align(batch, model_.hmm(), options_.acoustic_scale));
+                         aligner->Align(batch, options_.acoustic_scale));
     for (size_t i = 0; i < queue_.size(); ++i) {
       const Queued& q = queue_[i];
       const ViterbiResult& r = results[i];
       Log(log_, "LOG", program_, q.key);
       if (!r.reached_final) {
-        Failed(q.key, absl::NotFoundError("no final state"), q.loglikes.rows);
+        Failed(q.key, absl::NotFoundError("no final state"), q.feats.rows);
         continue;
       }
-      std::vector<float> frame_loglikes;
-      for (int32_t t = 0; t < q.loglikes.rows; ++t) {
-        frame_loglikes.push_back(
-            q.loglikes.at(t, model_.hmm().TransitionIdToPdf(r.transition_ids[size_t(t)])));
-      }
-      GMM_RETURN_IF_ERROR(Write(q.key, r.transition_ids, r.score, frame_loglikes, q.loglikes.rows));
+      GMM_RETURN_IF_ERROR(Write(q.key, r.transition_ids, r.score, r.frame_loglikes, q.feats.rows));
     }
     queue_.clear();
     queued_frames_ = 0;
@@ -102,7 +98,7 @@ class TableAligner {
   struct Queued {
     std::string key;
     AlignGraph graph;
-    Matrix loglikes;
+    Matrix feats;
   };
 
   void Failed(const std::string& key, const absl::Status& status, int32_t frames) {
@@ -138,12 +134,12 @@ class TableAligner {
 }  // namespace
 
 absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const GmmModel& model,
-                                             const FusedScorer& scorer, BatchViterbi* viterbi,
+                                             const FusedScorer* scorer, BatchAligner* aligner,
                                              FstTableReader* graphs, MatrixLookup* feats,
                                              const AlignTableOutputs& out,
                                              const std::string& program, std::FILE* log) {
   GMM_RETURN_IF_ERROR(ValidateAlignOptions(options));
-  TableAligner aligner(options, model, out, program, log);
+  TableAligner table(options, model, out, program, log);
   std::string key;
   AlignGraph graph;
   while (true) {
@@ -151,29 +147,34 @@ absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const 
     if (!more) break;
     GMM_ASSIGN_OR_RETURN(std::optional<Matrix> features, feats->Take(key));
     if (!features) {
-      ++aligner.summary().errors;
-      aligner.Warn("No features for utterance " + key);
+      ++table.summary().errors;
+      table.Warn("No features for utterance " + key);
       continue;
     }
     if (features->rows == 0) {
-      ++aligner.summary().errors;
-      aligner.Warn("Zero-length utterance: " + key);
+      ++table.summary().errors;
+      table.Warn("Zero-length utterance: " + key);
+      continue;
+    }
+    if (aligner != nullptr) {
+      if (absl::Status s = CheckFeatures(*features, model.dim()); !s.ok()) {
+        ++table.summary().errors;
+        table.Warn("Could not score utterance " + key + ": " + std::string(s.message()));
+        continue;
+      }
+      GMM_RETURN_IF_ERROR(table.Queue(aligner, key, std::move(graph), *std::move(features)));
       continue;
     }
     Matrix loglikes;
-    if (absl::Status s = scorer.Score(*features, &loglikes); !s.ok()) {
-      ++aligner.summary().errors;
-      aligner.Warn("Could not score utterance " + key + ": " + std::string(s.message()));
+    if (absl::Status s = scorer->Score(*features, &loglikes); !s.ok()) {
+      ++table.summary().errors;
+      table.Warn("Could not score utterance " + key + ": " + std::string(s.message()));
       continue;
     }
-    if (viterbi == nullptr) {
-      GMM_RETURN_IF_ERROR(aligner.AlignOne(key, std::move(graph), loglikes));
-    } else {
-      GMM_RETURN_IF_ERROR(aligner.Queue(viterbi, key, std::move(graph), std::move(loglikes)));
-    }
+    GMM_RETURN_IF_ERROR(table.AlignOne(key, std::move(graph), loglikes));
   }
-  if (viterbi != nullptr) GMM_RETURN_IF_ERROR(aligner.Flush(viterbi));
-  return aligner.summary();
+  if (aligner != nullptr) GMM_RETURN_IF_ERROR(table.Flush(aligner));
+  return table.summary();
 }
 
 void LogAlignSummary(const AlignTableSummary& s, const std::string& program, std::FILE* log) {

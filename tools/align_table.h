@@ -35,14 +35,15 @@ struct AlignTableSummary {
   int64_t frames = 0;                 // of the aligned utterances
 };
 
-// Aligns every graph of graphs against its features from feats, scored by scorer (one model:
-// model's pdfs), with the CPU aligner or, where viterbi is given, in batches on the GPU (exact
-// Viterbi: the beams do not prune there). Progress and warnings go to log in Kaldi's words ("LOG
-// (program) UTT", "WARNING (program) No features for utterance UTT", "Retrying utterance ...", "Did
-// not successfully decode file ..."). Fails only where the tables do (a graph or feature archive
-// that cannot be read, an output that cannot be written).
+// Aligns every graph of graphs against its features from feats: scored by scorer (one model:
+// model's pdfs) and aligned by the CPU aligner, or, where aligner is given (scorer unused), scored
+// and aligned in batches on its device (exact Viterbi: the beams do not prune there). Progress and
+// warnings go to log in Kaldi's words ("LOG (program) UTT", "WARNING (program) No features for
+// utterance UTT", "Retrying utterance ...", "Did not successfully decode file ..."). Fails only
+// where the tables do (a graph or feature archive that cannot be read, an output that cannot be
+// written).
 absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const GmmModel& model,
-                                             const FusedScorer& scorer, BatchViterbi* viterbi,
+                                             const FusedScorer* scorer, BatchAligner* aligner,
                                              FstTableReader* graphs, MatrixLookup* feats,
                                              const AlignTableOutputs& out,
                                              const std::string& program, std::FILE* log);

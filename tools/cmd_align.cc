@@ -101,9 +101,9 @@ int RunAlign(int argc, char** argv) {
     per_frame = *std::move(opened);
   }
 
-  auto summary =
-      AlignTable(options, loaded->model, *backend->scorer, backend->viterbi.get(), graphs->get(),
-                 &*feats, {alignments->get(), scores.get(), per_frame.get()}, kProgram, stderr);
+  auto summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
+                            graphs->get(), &*feats,
+                            {alignments->get(), scores.get(), per_frame.get()}, kProgram, stderr);
   if (!summary.ok()) return Fail("align", summary.status());
   for (absl::Status s : {(*alignments)->Close(), scores ? scores->Close() : absl::OkStatus(),
                          per_frame ? per_frame->Close() : absl::OkStatus()}) {

@@ -27,30 +27,59 @@ absl::StatusOr<std::unique_ptr<CudaViterbi>> CudaViterbi::Create(int device) {
 absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::Align(
     std::span<const ViterbiUtterance> utterances, const TransitionModel& model,
     float acoustic_scale) {
+  std::vector<const AlignGraph*> graphs;
+  std::vector<int32_t> frames;
+  int64_t rows = 0;
+  for (size_t u = 0; u < utterances.size(); ++u) {
+    const Matrix& ll = *utterances[u].loglikes;
+    if (ll.cols != model.NumPdfs()) {
+      return absl::InvalidArgumentError(absl::StrCat("utterance ", u, ": scores for ", ll.cols,
+                                                     " pdfs, the model has ", model.NumPdfs()));
+    }
+    graphs.push_back(utterances[u].graph);
+    frames.push_back(ll.rows);
+    rows += ll.rows;
+  }
+  GMM_RETURN_IF_ERROR(SelectDevice(device_));
+  const int64_t score_bytes = rows * model.NumPdfs() * int64_t(sizeof(float));
+  GMM_RETURN_IF_ERROR(
+      CheckDeviceRoom(device_, score_bytes, absl::StrCat("the scores of ", rows, " frames need")));
+  GMM_ASSIGN_OR_RETURN(auto scores,
+                       DeviceArray<float>::Allocate(size_t(rows) * size_t(model.NumPdfs())));
+  float* at = scores.get();
+  for (const ViterbiUtterance& u : utterances) {
+    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, u.loglikes->data.data(),
+                                        u.loglikes->data.size() * sizeof(float),
+                                        cudaMemcpyHostToDevice));
+    at += u.loglikes->data.size();
+  }
+  return AlignOnDevice(graphs, frames, scores.get(), model, acoustic_scale, nullptr);
+}
+
+absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::AlignOnDevice(
+    std::span<const AlignGraph* const> graphs, std::span<const int32_t> utterance_frames,
+    const float* device_scores, const TransitionModel& model, float acoustic_scale,
+    cudaStream_t stream) {
   const int32_t num_pdfs = model.NumPdfs();
   std::vector<int32_t> state_offset, num_states, start, num_frames, depth;
   std::vector<int64_t> frame_offset, bp_offset;
   std::vector<int32_t> in_begin, arc_source, arc_pdf, arc_tid;
-  std::vector<float> final_cost, arc_weight, loglikes;
+  std::vector<float> final_cost, arc_weight;
   int64_t states = 0, frames = 0, bps = 0;
-  for (size_t u = 0; u < utterances.size(); ++u) {
-    const AlignGraph& g = *utterances[u].graph;
-    const Matrix& ll = *utterances[u].loglikes;
+  for (size_t u = 0; u < graphs.size(); ++u) {
+    const AlignGraph& g = *graphs[u];
+    const int32_t rows = utterance_frames[u];
     const auto fail = [u](const absl::Status& s) {
       return absl::InvalidArgumentError(absl::StrCat("utterance ", u, ": ", s.message()));
     };
     if (absl::Status s = ValidateAlignGraph(g, model.NumTransitionIds()); !s.ok()) return fail(s);
     if (g.start < 0) return fail(absl::InvalidArgumentError("empty decoding graph"));
-    if (ll.cols != num_pdfs) {
-      return fail(absl::InvalidArgumentError(
-          absl::StrCat("scores for ", ll.cols, " pdfs, the model has ", num_pdfs)));
-    }
     absl::StatusOr<int32_t> eps = EpsilonDepth(g);
     if (!eps.ok()) return fail(eps.status());
     state_offset.push_back(int32_t(states));
     num_states.push_back(g.num_states());
     start.push_back(g.start);
-    num_frames.push_back(ll.rows);
+    num_frames.push_back(rows);
     depth.push_back(*eps);
     frame_offset.push_back(frames);
     bp_offset.push_back(bps);
@@ -74,17 +103,16 @@ absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::Align(
         arc_weight.push_back(arc.weight);
       }
     }
-    loglikes.insert(loglikes.end(), ll.data.begin(), ll.data.end());
     states += g.num_states();
-    frames += ll.rows;
-    bps += int64_t(ll.rows + 1) * g.num_states();
+    frames += rows;
+    bps += int64_t(rows + 1) * g.num_states();
   }
   in_begin.push_back(int32_t(arc_source.size()));
-  const int32_t count = int32_t(utterances.size());
+  const int32_t count = int32_t(graphs.size());
   if (count == 0) return std::vector<ViterbiResult>();
 
-  const int64_t bytes = bps * 4 + states * 2 * 8 + frames * 4 + frames * num_pdfs * 4 +
-                        int64_t(arc_source.size()) * 16 + states * 8;
+  const int64_t bytes =
+      bps * 4 + states * 2 * 8 + frames * 8 + int64_t(arc_source.size()) * 16 + states * 8;
   GMM_RETURN_IF_ERROR(SelectDevice(device_));
   GMM_RETURN_IF_ERROR(CheckDeviceRoom(device_, bytes,
                                       absl::StrCat("aligning ", count, " utterances of ", frames,
@@ -102,10 +130,10 @@ absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::Align(
   GMM_ASSIGN_OR_RETURN(auto d_pdf, Upload(arc_pdf));
   GMM_ASSIGN_OR_RETURN(auto d_tid, Upload(arc_tid));
   GMM_ASSIGN_OR_RETURN(auto d_weight, Upload(arc_weight));
-  GMM_ASSIGN_OR_RETURN(auto d_loglikes, Upload(loglikes));
   GMM_ASSIGN_OR_RETURN(auto d_costs, DeviceArray<double>::Allocate(size_t(2 * states)));
   GMM_ASSIGN_OR_RETURN(auto d_bp, DeviceArray<int32_t>::Allocate(size_t(bps)));
   GMM_ASSIGN_OR_RETURN(auto d_alignments, DeviceArray<int32_t>::Allocate(size_t(frames)));
+  GMM_ASSIGN_OR_RETURN(auto d_frame_loglikes, DeviceArray<float>::Allocate(size_t(frames)));
   GMM_ASSIGN_OR_RETURN(auto d_scores, DeviceArray<float>::Allocate(size_t(count)));
   GMM_ASSIGN_OR_RETURN(auto d_reached, DeviceArray<int32_t>::Allocate(size_t(count)));
 
@@ -124,19 +152,23 @@ absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::Align(
   batch.arc_pdf = d_pdf.get();
   batch.arc_tid = d_tid.get();
   batch.arc_weight = d_weight.get();
-  batch.loglikes = d_loglikes.get();
+  batch.loglikes = device_scores;
   batch.num_pdfs = num_pdfs;
   batch.acoustic_scale = acoustic_scale;
   batch.costs = d_costs.get();
   batch.backpointers = d_bp.get();
   batch.alignments = d_alignments.get();
+  batch.frame_loglikes = d_frame_loglikes.get();
   batch.scores = d_scores.get();
   batch.reached_final = d_reached.get();
-  GMM_RETURN_IF_ERROR(LaunchViterbiBatch(batch, nullptr));
-  GMM_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  GMM_RETURN_IF_ERROR(LaunchViterbiBatch(batch, stream));
+  GMM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
 
   std::vector<int32_t> alignments(static_cast<size_t>(frames)), reached(static_cast<size_t>(count));
-  std::vector<float> scores(static_cast<size_t>(count));
+  std::vector<float> scores(static_cast<size_t>(count)),
+      frame_loglikes(static_cast<size_t>(frames));
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(frame_loglikes.data(), d_frame_loglikes.get(),
+                                      frame_loglikes.size() * 4, cudaMemcpyDeviceToHost));
   GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(alignments.data(), d_alignments.get(), alignments.size() * 4,
                                       cudaMemcpyDeviceToHost));
   GMM_CUDA_RETURN_IF_ERROR(
@@ -151,6 +183,8 @@ absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::Align(
     r.score = scores[size_t(u)];
     const auto first = alignments.begin() + frame_offset[size_t(u)];
     r.transition_ids.assign(first, first + num_frames[size_t(u)]);
+    const auto first_ll = frame_loglikes.begin() + frame_offset[size_t(u)];
+    r.frame_loglikes.assign(first_ll, first_ll + num_frames[size_t(u)]);
   }
   return results;
 }

@@ -123,7 +123,9 @@ __global__ void ViterbiBatchKernel(const DeviceViterbiBatch b) {
     const int32_t a = bp[int64_t(t) * states + s];
     if (a < 0) break;
     if (b.arc_pdf[a] >= 0) {
-      alignment[--t] = b.arc_tid[a];
+      --t;
+      alignment[t] = b.arc_tid[a];
+      b.frame_loglikes[b.frame_offset[u] + t] = loglikes[int64_t(t) * b.num_pdfs + b.arc_pdf[a]];
     }
     s = b.arc_source[a];
   }

@@ -40,8 +40,9 @@ struct DeviceViterbiBatch {
   // Scratch and outputs.
   double* costs;  // 2 x global states
   int32_t* backpointers;
-  int32_t* alignments;  // per frame
-  float* scores;        // per utterance; +inf cost -> reached_final 0
+  int32_t* alignments;    // per frame
+  float* frame_loglikes;  // per frame: the log-likelihood of the frame's pdf on the best path
+  float* scores;          // per utterance; +inf cost -> reached_final 0
   int32_t* reached_final;
 };
 

@@ -1,0 +1,43 @@
+// BatchAligner (kernels/batch_viterbi.h) on one GPU: a model resident there (its layouts, its
+// kernel choices, one workspace), a batch of utterances' features uploaded, scored by the fast
+// kernels straight into a device buffer of frames x pdfs, and aligned by CudaViterbi from that
+// buffer: the scores never come back to the host. The scores of a batch must fit on the device
+// with its back-pointers (frames x pdfs x 4 bytes: 20 GB for a million frames of a 5000-pdf
+// model); the room is checked before anything is allocated, and a batch that does not fit is
+// aligned half at a time.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "kernels/batch_viterbi.h"
+#include "kernels/cuda/cuda_resident_model.h"
+#include "kernels/cuda/cuda_viterbi.h"
+#include "kernels/cuda/cuda_workspace.h"
+#include "kernels/cuda/kernel_chooser.h"
+#include "model/gmm_model.h"
+
+namespace gmmscore {
+
+class CudaAligner final : public BatchAligner {
+ public:
+  // model must carry an HMM (model.hmm()), and outlive the aligner. Fails as CudaScorer::Create.
+  static absl::StatusOr<std::unique_ptr<CudaAligner>> Create(const GmmModel& model, int device);
+
+  absl::StatusOr<std::vector<ViterbiResult>> Align(std::span<const AlignInput> utterances,
+                                                   float acoustic_scale) override;
+
+ private:
+  CudaAligner(const GmmModel& model, std::unique_ptr<CudaResidentModel> resident);
+
+  // Frames per scoring launch.
+  static constexpr int32_t kChunkFrames = 4096;
+
+  const GmmModel& model_;
+  std::unique_ptr<CudaResidentModel> resident_;
+  KernelChooser chooser_;
+  std::unique_ptr<CudaWorkspace> workspace_;
+  std::unique_ptr<CudaViterbi> viterbi_;
+};
+
+}  // namespace gmmscore
