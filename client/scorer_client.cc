@@ -348,6 +348,17 @@ absl::StatusOr<v1::ModelInfo> AdminClient::Unload(const std::string& name) {
   return info;
 }
 
+absl::StatusOr<v1::AlignResponse> Align(const std::shared_ptr<grpc::Channel>& channel,
+                                        const v1::AlignRequest& request,
+                                        std::chrono::milliseconds timeout) {
+  auto stub = v1::Scorer::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  v1::AlignResponse response;
+  if (grpc::Status s = stub->Align(&context, request, &response); !s.ok()) return FromGrpc(s);
+  return response;
+}
+
 absl::Status CheckHealth(const std::shared_ptr<grpc::Channel>& channel, const std::string& service,
                          std::chrono::milliseconds timeout) {
   auto stub = grpc::health::v1::Health::NewStub(channel);

@@ -152,6 +152,13 @@ absl::Status CheckHealth(const std::shared_ptr<grpc::Channel>& channel,
                          const std::string& service = "",
                          std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
+// gmmscore.v1.Scorer/Align: one utterance's forced alignment (gmm-align-compiled's semantics;
+// the request's options left 0 take its defaults). Not retried: the call is not idempotent in
+// cost, and its errors name the utterance.
+absl::StatusOr<v1::AlignResponse> Align(
+    const std::shared_ptr<grpc::Channel>& channel, const v1::AlignRequest& request,
+    std::chrono::milliseconds timeout = std::chrono::minutes(5));
+
 absl::Status FromGrpc(const grpc::Status& status);
 
 }  // namespace gmmscore::client

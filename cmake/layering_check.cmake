@@ -21,7 +21,7 @@ set(rules
   "bench/|(util|model|kernels|align|bench)/"
   "proto/|proto/"
   "client/|(util|model|proto|client)/"
-  "server/|(util|model|formats|proto|server)/|${kernels_core}"
+  "server/|(util|model|formats|align|proto|server)/|${kernels_core}"
   "tools/|(util|model|formats|kernels|align|bench|proto|client|tools)/"
 )
 

@@ -220,6 +220,19 @@ absl::Status ToAlignGraph(const fst::StdVectorFst& graph, AlignGraph* out) {
 
 }  // namespace
 
+absl::StatusOr<AlignGraph> ParseBinaryFst(std::string_view bytes, const std::string& name) {
+  std::istringstream is{std::string(bytes)};
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<fst::StdVectorFst> read, ReadBinaryFst(is, name));
+  AlignGraph graph;
+  if (absl::Status s = ToAlignGraph(*read, &graph); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.message()));
+  }
+  if (is.peek() != EOF) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": bytes follow the FST"));
+  }
+  return graph;
+}
+
 absl::StatusOr<std::unique_ptr<FstTableReader>> FstTableReader::Open(
     const std::string& rspecifier) {
   GMM_ASSIGN_OR_RETURN(TableSpecifier spec, ParseRspecifier(rspecifier));

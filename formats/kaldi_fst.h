@@ -20,12 +20,17 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "formats/table_entries.h"
 #include "model/align_graph.h"
 
 namespace gmmscore {
+
+// One FST in OpenFst's binary format (what a graphs archive holds after each key), as the Align
+// RPC receives it; errors are prefixed with `name`.
+absl::StatusOr<AlignGraph> ParseBinaryFst(std::string_view bytes, const std::string& name);
 
 class FstTableReader {
  public:

@@ -36,6 +36,16 @@ struct StreamLimits {
   absl::Duration max_stream_duration = absl::ZeroDuration();  // 0: none
 };
 
+// The Align RPC: what one call may ask for, how many run at once, and the windows its frames are
+// scored in (batched with the streams' windows).
+struct AlignLimits {
+  int32_t max_frames = 360000;  // an hour at 100 frames/s
+  int32_t max_graph_arcs = 1 << 23;
+  int32_t max_concurrent = 64;
+  int32_t window_frames = 1000;
+  int32_t threads = 2;  // Viterbi worker threads
+};
+
 struct BatcherOptions {
   int32_t max_batch_frames = 512;
   absl::Duration max_queue_delay = absl::Milliseconds(2);
@@ -58,6 +68,7 @@ struct ServerConfig {
   int32_t stream_window_bytes = 256 << 10;  // HTTP/2 receive window per stream
   absl::Duration drain_timeout = absl::Seconds(30);
   StreamLimits stream;
+  AlignLimits align;
   BatcherOptions batcher;
   // Transport security: either plaintext, or a certificate and key (and optionally a client CA,
   // which makes clients present certificates it signed).

@@ -53,6 +53,14 @@ ABSL_FLAG(int32_t, max_select_window, Defaults().stream.max_select_window,
 ABSL_FLAG(int32_t, max_response_bytes, Defaults().stream.max_response_bytes,
           "largest response a stream's window may make; configs asking more (window x states "
           "in the encoding) get INVALID_ARGUMENT");
+ABSL_FLAG(int32_t, max_align_frames, Defaults().align.max_frames,
+          "frames one Align call may send (INVALID_ARGUMENT beyond)");
+ABSL_FLAG(int32_t, max_align_graph_arcs, Defaults().align.max_graph_arcs,
+          "arcs of the graph one Align call may send (INVALID_ARGUMENT beyond)");
+ABSL_FLAG(int32_t, max_concurrent_alignments, Defaults().align.max_concurrent,
+          "Align calls in progress at once; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int32_t, align_threads, Defaults().align.threads,
+          "threads that run the Viterbi of Align calls (their frames are scored on the lanes)");
 ABSL_FLAG(int32_t, max_frames_per_chunk, Defaults().stream.max_frames_per_chunk,
           "frames in one FeatureChunk; more ends the stream with INVALID_ARGUMENT");
 ABSL_FLAG(int32_t, max_stream_windows, Defaults().stream.max_stream_windows,
@@ -178,6 +186,10 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   c.stream.default_max_latency = absl::GetFlag(FLAGS_max_latency);
   c.stream.max_frames_per_chunk = absl::GetFlag(FLAGS_max_frames_per_chunk);
   c.stream.max_models_per_stream = absl::GetFlag(FLAGS_max_models_per_stream);
+  c.align.max_frames = absl::GetFlag(FLAGS_max_align_frames);
+  c.align.max_graph_arcs = absl::GetFlag(FLAGS_max_align_graph_arcs);
+  c.align.max_concurrent = absl::GetFlag(FLAGS_max_concurrent_alignments);
+  c.align.threads = absl::GetFlag(FLAGS_align_threads);
   c.stream.max_select_window = absl::GetFlag(FLAGS_max_select_window);
   c.stream.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);
   c.stream.max_stream_windows = absl::GetFlag(FLAGS_max_stream_windows);

@@ -73,8 +73,12 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   if (!c.metrics_listen.empty()) {
     GMM_RETURN_IF_ERROR(s->metrics_.Serve(c.metrics_listen));
   }
-  s->scorer_service_ = std::make_unique<ScorerService>(SessionServices{
-      &c.stream, s->registry_.get(), s->batcher_.get(), &s->timers_, &s->metrics_, &s->tracker_});
+  s->align_workers_ = std::make_unique<TaskQueue>(c.align.threads);
+  s->scorer_service_ = std::make_unique<ScorerService>(
+      SessionServices{&c.stream, s->registry_.get(), s->batcher_.get(), &s->timers_, &s->metrics_,
+                      &s->tracker_},
+      AlignServices{&c.align, s->registry_.get(), s->batcher_.get(), s->align_workers_.get(),
+                    &s->metrics_, &s->alignments_in_progress_});
   s->admin_service_ = std::make_unique<ModelAdminService>(s->registry_.get(), &s->loader_, token);
 
   grpc::EnableDefaultHealthCheckService(true);

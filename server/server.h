@@ -5,6 +5,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -48,6 +49,9 @@ class GmmscoreServer {
   explicit GmmscoreServer(ServerConfig config);
 
   const ServerConfig config_;
+  // Before the batcher: an Align call that failed may still have windows there, and counts
+  // itself out when the last of them comes back.
+  std::atomic<int32_t> alignments_in_progress_{0};
   Metrics metrics_;
   HealthStatus health_;
   TimerQueue timers_;
@@ -58,6 +62,7 @@ class GmmscoreServer {
   std::unique_ptr<Batcher> batcher_;
   SessionTracker tracker_;
   TaskQueue loader_;  // after the registry, before the services that post to it
+  std::unique_ptr<TaskQueue> align_workers_;  // Align calls' checks and Viterbi
   std::unique_ptr<ScorerService> scorer_service_;
   std::unique_ptr<ModelAdminService> admin_service_;
   std::unique_ptr<grpc::Server> server_;  // last: shut down and destroyed first

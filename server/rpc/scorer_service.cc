@@ -8,12 +8,9 @@ grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>* ScorerService::Sco
 }
 
 grpc::ServerUnaryReactor* ScorerService::Align(grpc::CallbackServerContext* context,
-                                               const v1::AlignRequest* /*request*/,
-                                               v1::AlignResponse* /*response*/) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                               "Align is not served yet: use `gmmscore align` offline"));
-  return reactor;
+                                               const v1::AlignRequest* request,
+                                               v1::AlignResponse* response) {
+  return StartAlign(context, request, response, align_);
 }
 
 }  // namespace gmmscore::server
