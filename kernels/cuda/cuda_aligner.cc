@@ -20,14 +20,8 @@ absl::StatusOr<std::unique_ptr<CudaAligner>> CudaAligner::Create(const GmmModel&
   if (model.hmm().empty()) {
     return absl::InvalidArgumentError("the model has no HMM to align with");
   }
-  GMM_ASSIGN_OR_RETURN(const CudaResidentModel::Layouts layouts,
-                       CudaResidentModel::Plan(model, CudaKernelChoice()));
-  GMM_RETURN_IF_ERROR(SelectDevice(device));
-  GMM_RETURN_IF_ERROR(
-      CheckDeviceRoom(device, layouts.device_bytes(),
-                      absl::StrCat("the model (", layouts.device_bytes(), " bytes) needs")));
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaResidentModel> resident,
-                       CudaResidentModel::Upload(layouts, device));
+                       CudaResidentModel::Create(model, CudaKernelChoice(), device));
   std::unique_ptr<CudaAligner> aligner(new CudaAligner(model, std::move(resident)));
   GMM_ASSIGN_OR_RETURN(aligner->workspace_, CudaWorkspace::Create(device));
   GMM_RETURN_IF_ERROR(

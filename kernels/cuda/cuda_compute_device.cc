@@ -120,14 +120,8 @@ BatchSlot& CudaComputeDevice::slot(int32_t i) { return *slots_[size_t(i)]; }
 
 absl::StatusOr<std::unique_ptr<ResidentModel>> CudaComputeDevice::MakeResident(
     const GmmModel& model) {
-  GMM_ASSIGN_OR_RETURN(const CudaResidentModel::Layouts layouts,
-                       CudaResidentModel::Plan(model, CudaKernelChoice()));
-  GMM_RETURN_IF_ERROR(SelectDevice(device_));
-  GMM_RETURN_IF_ERROR(
-      CheckDeviceRoom(device_, layouts.device_bytes(),
-                      absl::StrCat("the model (", layouts.device_bytes(), " bytes) needs")));
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaResidentModel> resident,
-                       CudaResidentModel::Upload(layouts, device_));
+                       CudaResidentModel::Create(model, CudaKernelChoice(), device_));
   return std::unique_ptr<ResidentModel>(
       std::make_unique<CudaDeviceModel>(std::move(resident), max_frames_));
 }

@@ -86,6 +86,16 @@ absl::StatusOr<std::unique_ptr<CudaResidentModel>> CudaResidentModel::Upload(con
   return resident;
 }
 
+absl::StatusOr<std::unique_ptr<CudaResidentModel>> CudaResidentModel::Create(
+    const GmmModel& model, const CudaKernelChoice& choice, int device) {
+  GMM_ASSIGN_OR_RETURN(const Layouts layouts, Plan(model, choice));
+  GMM_RETURN_IF_ERROR(SelectDevice(device));
+  GMM_RETURN_IF_ERROR(
+      CheckDeviceRoom(device, layouts.device_bytes(),
+                      absl::StrCat("the model (", layouts.device_bytes(), " bytes) needs")));
+  return Upload(layouts, device);
+}
+
 int64_t CudaResidentModel::bytes() const {
   return packed_.device_bytes() + (tensor_packed_ ? tensor_packed_->device_bytes() : 0);
 }

@@ -53,6 +53,10 @@ class CudaResidentModel final : public ResidentModel {
   // Uploads to `device` (SelectDevice first). Fails with Unavailable for no such device.
   static absl::StatusOr<std::unique_ptr<CudaResidentModel>> Upload(const Layouts& layouts,
                                                                    int device);
+  // Plan, the room checked (ResourceExhausted naming the device and the bytes), Upload.
+  static absl::StatusOr<std::unique_ptr<CudaResidentModel>> Create(const GmmModel& model,
+                                                                   const CudaKernelChoice& choice,
+                                                                   int device);
 
   std::string_view backend() const override { return "cuda"; }
   int32_t num_states() const override { return packed_.view().num_states; }
