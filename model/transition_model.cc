@@ -124,6 +124,13 @@ absl::StatusOr<TransitionModel> TransitionModel::Create(HmmTopology topology,
   return tm;
 }
 
+bool TransitionModel::IsFinal(int32_t tid) const {
+  const TransitionTuple& t = tuples_[id_to_state_[tid] - 1];
+  const auto& entry = topology_.TopologyForPhone(t.phone);
+  return entry[t.hmm_state].transitions[TransitionIdToTransitionIndex(tid)].first + 1 ==
+         static_cast<int32_t>(entry.size());
+}
+
 bool TransitionModel::IsSelfLoop(int32_t tid) const {
   const TransitionTuple& t = tuples_[id_to_state_[tid] - 1];
   const auto& state = topology_.TopologyForPhone(t.phone)[t.hmm_state];

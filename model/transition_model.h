@@ -75,6 +75,8 @@ class TransitionModel {
     return tid - state_to_first_id_[id_to_state_[tid]];
   }
   bool IsSelfLoop(int32_t tid) const;
+  // Whether the transition enters the final (non-emitting) state of its phone's topology.
+  bool IsFinal(int32_t tid) const;
   float TransitionIdToLogProb(int32_t tid) const { return log_probs_[tid]; }
   // The self-loop transition-id of a transition-state, 0 where it has none.
   int32_t SelfLoopOf(int32_t tstate) const { return self_loop_of_[tstate]; }

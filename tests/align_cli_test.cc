@@ -4,9 +4,12 @@
 // piped specifiers as Kaldi recipes pass them; Kaldi's usage errors and exit status.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/test_util.h"
 
@@ -52,6 +55,43 @@ TEST(AlignCliTest, GivesKaldisAlignmentsAndScores) {
   EXPECT_NE(messages.find("Overall log-likelihood per frame is"), std::string::npos) << messages;
   EXPECT_NE(messages.find("over 1598 frames."), std::string::npos) << messages;
   EXPECT_NE(messages.find("Done 6, errors on 0"), std::string::npos) << messages;
+}
+
+// --ctm: the phone segments ali-to-phones --ctm-output writes; laid out frame by frame they are
+// Kaldi's per-frame phones (phone_ali.txt, ali-to-phones --per-frame of ali.txt).
+TEST(AlignCliTest, WritesPhoneSegmentsAsAliToPhonesDoes) {
+  TempDir dir;
+  const std::string ctm = dir.file("ali.ctm"), log = dir.file("log");
+  const std::string cmd =
+      Align(std::string(kOptions) + "--ctm=" + ctm + " " + DataPath("kaldi-mono/final.mdl") +
+                " ark:" + DataPath("kaldi-mono/graphs.fsts") +
+                " ark:" + DataPath("kaldi-mono/feats.ark") + " ark:/dev/null",
+            log);
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ReadFile(log);
+  std::map<std::string, std::vector<int>> per_frame;
+  std::istringstream lines(ReadFile(ctm));
+  std::string utt, channel, start, duration;
+  int phone = 0;
+  std::string first_line;
+  while (lines >> utt >> channel >> start >> duration >> phone) {
+    if (first_line.empty()) first_line = utt + " " + channel + " " + start + " " + duration;
+    const int frames = int(std::lround(std::stod(duration) * 100));
+    per_frame[utt].insert(per_frame[utt].end(), frames, phone);
+  }
+  EXPECT_EQ(first_line, "cards-001 1 0.00 0.17") << "two decimals, as ali-to-phones";
+  std::istringstream kaldi(ReadFile(DataPath("kaldi-mono/phone_ali.txt")));
+  std::string line;
+  int32_t utterances = 0;
+  while (std::getline(kaldi, line)) {
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    std::vector<int> phones;
+    while (words >> phone) phones.push_back(phone);
+    EXPECT_EQ(per_frame[key], phones) << key;
+    ++utterances;
+  }
+  EXPECT_EQ(utterances, 6);
 }
 
 TEST(AlignCliTest, TakesPipedSpecifiersAsKaldiRecipesPassThem) {

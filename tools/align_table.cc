@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "align/careful_graph.h"
+#include "align/phone_segments.h"
 #include "align/transition_probs.h"
 #include "model/shape_checks.h"
 #include "util/status_macros.h"
@@ -117,6 +118,10 @@ class TableAligner {
     if (out_.scores != nullptr) GMM_RETURN_IF_ERROR(out_.scores->Write(key, score));
     if (out_.frame_loglikes != nullptr) {
       GMM_RETURN_IF_ERROR(out_.frame_loglikes->Write(key, frame_loglikes));
+    }
+    if (out_.ctm != nullptr) {
+      *out_.ctm << CtmLines(key, SplitToPhones(model_.hmm(), transition_ids));
+      if (!*out_.ctm) return absl::DataLossError("writing the CTM output failed");
     }
     return absl::OkStatus();
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <ostream>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -24,6 +25,7 @@ struct AlignTableOutputs {
   Int32VectorTableWriter* alignments = nullptr;
   FloatTableWriter* scores = nullptr;                // optional
   FloatVectorTableWriter* frame_loglikes = nullptr;  // optional
+  std::ostream* ctm = nullptr;  // optional: phone segments as ali-to-phones --ctm-output
 };
 
 // What gmm-align-compiled sums up at the end.

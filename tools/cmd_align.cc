@@ -4,6 +4,7 @@
 
 #include "align/align_utterance.h"
 #include "formats/kaldi_fst.h"
+#include "formats/kaldi_stream.h"
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_lookup.h"
 #include "formats/model_io.h"
@@ -43,6 +44,9 @@ int RunAlign(int argc, char** argv) {
       .Add({"acoustic-scale", "F", "scaling factor for acoustic likelihoods", "1"})
       .Add({"write-per-frame-acoustic-loglikes", "WSPEC",
             "table of vectors: each utterance's acoustic log-likelihood per frame"})
+      .Add({"ctm", "WXFILENAME",
+            "also write phone segments, as ali-to-phones --ctm-output: UTT 1 START DURATION PHONE "
+            "(a file, - or '| command')"})
       .Add({"backend", "NAME",
             "cpu, cuda or auto: where frames are scored and aligned (on a GPU the Viterbi is exact "
             "and batched: the beams do not prune)",
@@ -101,12 +105,20 @@ int RunAlign(int argc, char** argv) {
     per_frame = *std::move(opened);
   }
 
-  auto summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
-                            graphs->get(), &*feats,
-                            {alignments->get(), scores.get(), per_frame.get()}, kProgram, stderr);
+  std::unique_ptr<OutputStream> ctm;
+  if (args.Has("ctm")) {
+    auto opened = OutputStream::Open(args.Get("ctm"));
+    if (!opened.ok()) return Fail("align", opened.status());
+    ctm = *std::move(opened);
+  }
+  auto summary = AlignTable(
+      options, loaded->model, backend->scorer.get(), backend->aligner.get(), graphs->get(), &*feats,
+      {alignments->get(), scores.get(), per_frame.get(), ctm ? &ctm->stream() : nullptr}, kProgram,
+      stderr);
   if (!summary.ok()) return Fail("align", summary.status());
-  for (absl::Status s : {(*alignments)->Close(), scores ? scores->Close() : absl::OkStatus(),
-                         per_frame ? per_frame->Close() : absl::OkStatus()}) {
+  for (absl::Status s :
+       {(*alignments)->Close(), scores ? scores->Close() : absl::OkStatus(),
+        per_frame ? per_frame->Close() : absl::OkStatus(), ctm ? ctm->Close() : absl::OkStatus()}) {
     if (!s.ok()) return Fail("align", s);
   }
   LogAlignSummary(*summary, kProgram, stderr);
