@@ -59,6 +59,42 @@ absl::Status FloatTableWriter::Write(const std::string& key, float value) {
   });
 }
 
+absl::StatusOr<std::unique_ptr<PosteriorTableWriter>> PosteriorTableWriter::Open(
+    const std::string& wspecifier) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryWriter> entries,
+                       TableEntryWriter::Open(wspecifier));
+  return std::unique_ptr<PosteriorTableWriter>(new PosteriorTableWriter(std::move(entries)));
+}
+
+absl::Status PosteriorTableWriter::Write(
+    const std::string& key, absl::Span<const std::vector<std::pair<int32_t, float>>> frames) {
+  return entries_->Write(key, [&](std::ostream& os, bool binary) {
+    if (binary) {
+      KaldiWriter writer(os, binary);
+      writer.BinaryMarker();
+      writer.Int32(static_cast<int32_t>(frames.size()));
+      for (const auto& frame : frames) {
+        writer.Int32(static_cast<int32_t>(frame.size()));
+        for (const auto& [tid, weight] : frame) {
+          writer.Int32(tid);
+          writer.Float(weight);
+        }
+      }
+      return;
+    }
+    for (const auto& frame : frames) {
+      os << "[ ";
+      for (const auto& [tid, weight] : frame) {
+        os << tid << ' ';
+        WriteTextFloat(os, weight);
+        os << ' ';
+      }
+      os << "] ";
+    }
+    os << '\n';
+  });
+}
+
 absl::StatusOr<std::unique_ptr<FloatVectorTableWriter>> FloatVectorTableWriter::Open(
     const std::string& wspecifier) {
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryWriter> entries,

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -67,6 +68,19 @@ class FloatVectorTableWriter : public KaldiTableWriterBase {
   static absl::StatusOr<std::unique_ptr<FloatVectorTableWriter>> Open(
       const std::string& wspecifier);
   absl::Status Write(const std::string& key, absl::Span<const float> value);
+
+ private:
+  using KaldiTableWriterBase::KaldiTableWriterBase;
+};
+
+// Kaldi's Posterior tables (ali-to-post's output, gmm-acc-stats's input): per frame a list of
+// (transition-id, weight) pairs; binary as Kaldi's PosteriorHolder, text "[ 12 0.9 13 0.1 ] [ ...
+// ]".
+class PosteriorTableWriter : public KaldiTableWriterBase {
+ public:
+  static absl::StatusOr<std::unique_ptr<PosteriorTableWriter>> Open(const std::string& wspecifier);
+  absl::Status Write(const std::string& key,
+                     absl::Span<const std::vector<std::pair<int32_t, float>>> frames);
 
  private:
   using KaldiTableWriterBase::KaldiTableWriterBase;

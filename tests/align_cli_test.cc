@@ -94,6 +94,64 @@ TEST(AlignCliTest, WritesPhoneSegmentsAsAliToPhonesDoes) {
   EXPECT_EQ(utterances, 6);
 }
 
+// --posteriors: Kaldi's Posterior text archive, a frame for each frame of the alignment, each
+// frame's weights summing to 1, and the aligned transition-id among them.
+TEST(AlignCliTest, WritesForwardBackwardPosteriors) {
+  TempDir dir;
+  const std::string post = dir.file("post.txt"), ali = dir.file("ali.txt"), log = dir.file("log");
+  const std::string cmd =
+      Align(std::string(kOptions) + "--posteriors=ark,t:" + post + " " +
+                DataPath("kaldi-mono/final.mdl") + " ark:" + DataPath("kaldi-mono/graphs.fsts") +
+                " ark:" + DataPath("kaldi-mono/feats.ark") + " ark,t:" + ali,
+            log);
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ReadFile(log);
+  std::map<std::string, std::vector<int32_t>> alignments;
+  {
+    std::istringstream lines(ReadFile(ali));
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream words(line);
+      std::string key;
+      words >> key;
+      int32_t tid = 0;
+      while (words >> tid) alignments[key].push_back(tid);
+    }
+  }
+  std::istringstream lines(ReadFile(post));
+  std::string line;
+  int32_t utterances = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string key, word;
+    words >> key;
+    const std::vector<int32_t>& tids = alignments.at(key);
+    size_t frame = 0;
+    double sum = 0.0;
+    bool aligned_seen = false;
+    while (words >> word) {
+      if (word == "[") {
+        sum = 0.0;
+        aligned_seen = false;
+        continue;
+      }
+      if (word == "]") {
+        EXPECT_NEAR(sum, 1.0, 1e-4) << key << ", frame " << frame;
+        EXPECT_TRUE(aligned_seen) << key << ", frame " << frame;
+        ++frame;
+        continue;
+      }
+      const int32_t tid = std::stoi(word);
+      std::string weight;
+      words >> weight;
+      sum += std::stod(weight);
+      aligned_seen = aligned_seen || tid == tids[frame];
+    }
+    EXPECT_EQ(frame, tids.size()) << key;
+    ++utterances;
+  }
+  EXPECT_EQ(utterances, 6);
+}
+
 TEST(AlignCliTest, TakesPipedSpecifiersAsKaldiRecipesPassThem) {
   TempDir dir;
   const std::string ali = dir.file("ali.txt"), scores = dir.file("scores.txt"),

@@ -4,14 +4,17 @@
 // tests/data/kaldi-mono.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 
 #include "align/align_utterance.h"
 #include "align/careful_graph.h"
 #include "align/faster_viterbi.h"
+#include "align/forward_backward.h"
 #include "align/transition_probs.h"
 #include "tests/align_test_util.h"
 
@@ -83,6 +86,84 @@ TEST(FasterViterbiTest, WithAWideBeamFindsTheBestOfAllPaths) {
   }
   EXPECT_GT(compared, 100);
   EXPECT_GT(no_path, 0) << "some random graphs should have no path of the right length";
+}
+
+// Every complete path's probability, summed: the total, and per frame and transition-id.
+struct AllPaths {
+  std::vector<double> path_logprobs;
+  std::vector<std::vector<int32_t>> path_tids;
+};
+
+AllPaths EnumerateAll(const AlignGraph& g, const TransitionModel& tm, const Matrix& ll,
+                      float acoustic_scale) {
+  AllPaths all;
+  std::vector<int32_t> tids;
+  std::function<void(int32_t, int32_t, double)> walk = [&](int32_t s, int32_t frame, double lp) {
+    if (frame == ll.rows && g.final_cost[size_t(s)] != AlignGraph::kNotFinal) {
+      all.path_logprobs.push_back(lp - g.final_cost[size_t(s)]);
+      all.path_tids.push_back(tids);
+    }
+    for (int32_t a = g.arc_begin[size_t(s)]; a < g.arc_begin[size_t(s) + 1]; ++a) {
+      const GraphArc& arc = g.arcs[size_t(a)];
+      if (arc.ilabel == 0) {
+        walk(arc.next, frame, lp - arc.weight);
+      } else if (frame < ll.rows) {
+        tids.push_back(arc.ilabel);
+        walk(arc.next, frame + 1,
+             lp - arc.weight +
+                 double(acoustic_scale) * ll.at(frame, tm.TransitionIdToPdf(arc.ilabel)));
+        tids.pop_back();
+      }
+    }
+  };
+  walk(g.start, 0, 0.0);
+  return all;
+}
+
+TEST(ForwardBackwardTest, TotalAndPosteriorsAreThoseOfAllPaths) {
+  const TransitionModel& tm = KaldiMono();
+  std::mt19937 rng(17);
+  int32_t compared = 0;
+  for (int32_t trial = 0; trial < 150; ++trial) {
+    AlignGraph g = RandomGraph(rng, 2 + trial % 6, tm.NumTransitionIds());
+    ASSERT_TRUE(AddTransitionProbs(tm, 1.0f, 0.1f, &g).ok());
+    const Matrix ll = RandomLoglikes(rng, 1 + trial % 5, tm.NumPdfs());
+    const AllPaths all = EnumerateAll(g, tm, ll, 0.1f);
+    const auto fb = ForwardBackward(g, tm, ll, 0.1f);
+    if (all.path_logprobs.empty()) {
+      EXPECT_EQ(fb.status().code(), absl::StatusCode::kNotFound) << trial;
+      continue;
+    }
+    ASSERT_TRUE(fb.ok()) << trial << ": " << fb.status();
+    const double best = *std::max_element(all.path_logprobs.begin(), all.path_logprobs.end());
+    double sum = 0.0;
+    for (double lp : all.path_logprobs) sum += std::exp(lp - best);
+    const double total = best + std::log(sum);
+    EXPECT_NEAR(fb->total_log_likelihood, total, 1e-6 * std::max(1.0, std::abs(total))) << trial;
+    ASSERT_EQ(fb->posteriors.size(), size_t(ll.rows));
+    for (int32_t t = 0; t < ll.rows; ++t) {
+      std::map<int32_t, double> want;
+      for (size_t p = 0; p < all.path_logprobs.size(); ++p) {
+        want[all.path_tids[p][size_t(t)]] += std::exp(all.path_logprobs[p] - total);
+      }
+      double frame_sum = 0.0;
+      for (const auto& [tid, weight] : fb->posteriors[size_t(t)]) {
+        EXPECT_NEAR(weight, want[tid], 1e-5) << "trial " << trial << ", frame " << t;
+        frame_sum += weight;
+      }
+      EXPECT_NEAR(frame_sum, 1.0, 1e-5) << "trial " << trial << ", frame " << t;
+      for (const auto& [tid, weight] : want) {
+        if (weight > 1e-5) {
+          EXPECT_TRUE(std::any_of(fb->posteriors[size_t(t)].begin(),
+                                  fb->posteriors[size_t(t)].end(),
+                                  [&](const auto& p) { return p.first == tid; }))
+              << trial;
+        }
+      }
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 60);
 }
 
 // 25 cheap decoy states that are not final and one expensive real path: with more than

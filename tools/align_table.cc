@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "align/careful_graph.h"
+#include "align/forward_backward.h"
 #include "align/phone_segments.h"
 #include "align/transition_probs.h"
 #include "model/shape_checks.h"
@@ -43,6 +44,8 @@ class TableAligner {
   // The CPU aligner, one utterance at a time.
   absl::Status AlignOne(const std::string& key, AlignGraph graph, const Matrix& loglikes) {
     Log(log_, "LOG", program_, key);
+    std::optional<AlignGraph> for_posteriors;
+    if (out_.posteriors != nullptr) for_posteriors = graph;
     UtteranceAlignment aligned = AlignUtterance(options_, model_.hmm(), std::move(graph), loglikes);
     if (aligned.retried) {
       ++summary_.retried;
@@ -52,7 +55,15 @@ class TableAligner {
       Failed(key, aligned.status, loglikes.rows);
       return absl::OkStatus();
     }
-    return Write(key, aligned.transition_ids, aligned.score, aligned.frame_loglikes, loglikes.rows);
+    GMM_RETURN_IF_ERROR(
+        Write(key, aligned.transition_ids, aligned.score, aligned.frame_loglikes, loglikes.rows));
+    if (!for_posteriors) return absl::OkStatus();
+    (void)AddTransitionProbs(model_.hmm(), options_.transition_scale, options_.self_loop_scale,
+                             &*for_posteriors);  // the aligner checked its labels
+    GMM_ASSIGN_OR_RETURN(
+        const ForwardBackwardResult fb,
+        ForwardBackward(*for_posteriors, model_.hmm(), loglikes, options_.acoustic_scale));
+    return out_.posteriors->Write(key, fb.posteriors);
   }
 
   // The GPU: the utterance's graph readied on the host now, scored and aligned with a batch later.

@@ -26,6 +26,9 @@ struct AlignTableOutputs {
   FloatTableWriter* scores = nullptr;                // optional
   FloatVectorTableWriter* frame_loglikes = nullptr;  // optional
   std::ostream* ctm = nullptr;  // optional: phone segments as ali-to-phones --ctm-output
+  // Optional, CPU aligner only: each aligned utterance's forward-backward posteriors over
+  // transition-ids (all paths, not only the best).
+  PosteriorTableWriter* posteriors = nullptr;
 };
 
 // What gmm-align-compiled sums up at the end.

@@ -44,6 +44,9 @@ int RunAlign(int argc, char** argv) {
       .Add({"acoustic-scale", "F", "scaling factor for acoustic likelihoods", "1"})
       .Add({"write-per-frame-acoustic-loglikes", "WSPEC",
             "table of vectors: each utterance's acoustic log-likelihood per frame"})
+      .Add({"posteriors", "WSPEC",
+            "also write each utterance's forward-backward posteriors over transition-ids (Kaldi's "
+            "Posterior table, as gmm-acc-stats reads; --backend cpu)"})
       .Add({"ctm", "WXFILENAME",
             "also write phone segments, as ali-to-phones --ctm-output: UTT 1 START DURATION PHONE "
             "(a file, - or '| command')"})
@@ -105,16 +108,27 @@ int RunAlign(int argc, char** argv) {
     per_frame = *std::move(opened);
   }
 
+  std::unique_ptr<PosteriorTableWriter> posteriors;
+  if (args.Has("posteriors")) {
+    if (backend->aligner != nullptr) {
+      return Fail("align", absl::UnimplementedError(
+                               "--posteriors is computed by the CPU aligner: use --backend cpu"));
+    }
+    auto opened = PosteriorTableWriter::Open(args.Get("posteriors"));
+    if (!opened.ok()) return Fail("align", opened.status());
+    posteriors = *std::move(opened);
+  }
   std::unique_ptr<OutputStream> ctm;
   if (args.Has("ctm")) {
     auto opened = OutputStream::Open(args.Get("ctm"));
     if (!opened.ok()) return Fail("align", opened.status());
     ctm = *std::move(opened);
   }
-  auto summary = AlignTable(
-      options, loaded->model, backend->scorer.get(), backend->aligner.get(), graphs->get(), &*feats,
-      {alignments->get(), scores.get(), per_frame.get(), ctm ? &ctm->stream() : nullptr}, kProgram,
-      stderr);
+  auto summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
+                            graphs->get(), &*feats,
+                            {alignments->get(), scores.get(), per_frame.get(),
+                             ctm ? &ctm->stream() : nullptr, posteriors.get()},
+                            kProgram, stderr);
   if (!summary.ok()) return Fail("align", summary.status());
   for (absl::Status s :
        {(*alignments)->Close(), scores ? scores->Close() : absl::OkStatus(),
