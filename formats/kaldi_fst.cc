@@ -240,7 +240,8 @@ absl::StatusOr<std::unique_ptr<FstTableReader>> FstTableReader::Open(
   return std::unique_ptr<FstTableReader>(new FstTableReader(std::move(entries)));
 }
 
-absl::StatusOr<bool> FstTableReader::Next(std::string* key, AlignGraph* graph) {
+absl::StatusOr<bool> FstTableReader::Next(std::string* key, AlignGraph* graph,
+                                          std::string* binary) {
   GMM_ASSIGN_OR_RETURN(const bool more, entries_->Next(key));
   if (!more) return false;
   std::istream& is = entries_->object();
@@ -253,6 +254,13 @@ absl::StatusOr<bool> FstTableReader::Next(std::string* key, AlignGraph* graph) {
                        std::isspace(first) ? ReadTextFst(is, name) : ReadBinaryFst(is, name));
   if (absl::Status s = ToAlignGraph(*read, graph); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.message()));
+  }
+  if (binary != nullptr) {
+    std::ostringstream out;
+    if (!read->Write(out, fst::FstWriteOptions(name))) {
+      return absl::InternalError(absl::StrCat(name, ": OpenFst could not write the FST"));
+    }
+    *binary = std::move(out).str();
   }
   return true;
 }

@@ -36,8 +36,9 @@ class FstTableReader {
  public:
   static absl::StatusOr<std::unique_ptr<FstTableReader>> Open(const std::string& rspecifier);
 
-  // Reads the next entry; returns false at the end of the table.
-  absl::StatusOr<bool> Next(std::string* key, AlignGraph* graph);
+  // Reads the next entry; returns false at the end of the table. With `binary`, also the FST in
+  // OpenFst's binary form (as the Align RPC takes it), whichever form the table held.
+  absl::StatusOr<bool> Next(std::string* key, AlignGraph* graph, std::string* binary = nullptr);
 
  private:
   explicit FstTableReader(std::unique_ptr<TableEntryReader> entries)

@@ -112,6 +112,33 @@ TEST_F(ServerAlignTest, ConcurrentCallsReturnKaldisAlignmentsAndABadGraphFailsAl
   EXPECT_EQ(right.load(), 63);
 }
 
+// gmmscore align --server: the same command line and outputs as offline, the alignment by the
+// daemon.
+TEST_F(ServerAlignTest, TheCommandThroughTheServerWritesWhatItWritesOffline) {
+  TempDir dir;
+  const std::string ali = dir.file("ali.txt"), scores = dir.file("scores.txt"),
+                    log = dir.file("log");
+  const std::string cmd =
+      std::string(GMMSCORE_CLI) + " align --server 127.0.0.1:" + std::to_string(server_->port()) +
+      " --plaintext --parallel 4 --transition-scale=1.0 --acoustic-scale=0.1"
+      " --self-loop-scale=0.1 --beam=6 --retry-beam=40 mono ark:" +
+      DataPath("kaldi-mono/graphs.fsts") + " ark:" + DataPath("kaldi-mono/feats.ark") +
+      " ark,t:" + ali + " ark,t:" + scores + " 2>" + log;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ReadFile(log);
+  EXPECT_EQ(ReadFile(ali), ReadFile(DataPath("kaldi-mono/ali.txt")));
+  EXPECT_NE(ReadFile(log).find("Done 6, errors on 0"), std::string::npos) << ReadFile(log);
+  std::istringstream ours(ReadFile(scores)), kaldi(ReadFile(DataPath("kaldi-mono/ali_scores.txt")));
+  std::string key_a, key_b;
+  double a = 0, b = 0;
+  int32_t n = 0;
+  while (ours >> key_a >> a && kaldi >> key_b >> b) {
+    EXPECT_EQ(key_a, key_b);
+    EXPECT_NEAR(a, b, 0.01) << key_a;
+    ++n;
+  }
+  EXPECT_EQ(n, 6);
+}
+
 TEST_F(ServerAlignTest, RefusesWhatItCannotAlign) {
   v1::AlignRequest unknown = Request("cards-001");
   unknown.set_model("nope");

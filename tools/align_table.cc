@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "align/careful_graph.h"
@@ -9,6 +10,7 @@
 #include "align/phone_segments.h"
 #include "align/transition_probs.h"
 #include "model/shape_checks.h"
+#include "proto/wire_codec.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -33,7 +35,8 @@ void Log(std::FILE* log, const char* level, const std::string& program, const st
 // One table's run: the counts, the outputs, and the utterances waiting for a GPU batch.
 class TableAligner {
  public:
-  TableAligner(const AlignOptions& options, const GmmModel& model, const AlignTableOutputs& out,
+  // model: null where the transition model is not here (alignment through a server).
+  TableAligner(const AlignOptions& options, const GmmModel* model, const AlignTableOutputs& out,
                const std::string& program, std::FILE* log)
       : options_(options), model_(model), out_(out), program_(program), log_(log) {}
 
@@ -46,11 +49,9 @@ class TableAligner {
     Log(log_, "LOG", program_, key);
     std::optional<AlignGraph> for_posteriors;
     if (out_.posteriors != nullptr) for_posteriors = graph;
-    UtteranceAlignment aligned = AlignUtterance(options_, model_.hmm(), std::move(graph), loglikes);
-    if (aligned.retried) {
-      ++summary_.retried;
-      Warn("Retrying utterance " + key + " with beam " + Str(options_.retry_beam));
-    }
+    UtteranceAlignment aligned =
+        AlignUtterance(options_, model_->hmm(), std::move(graph), loglikes);
+    if (aligned.retried) Retried(key);
     if (!aligned.status.ok()) {
       Failed(key, aligned.status, loglikes.rows);
       return absl::OkStatus();
@@ -58,25 +59,25 @@ class TableAligner {
     GMM_RETURN_IF_ERROR(
         Write(key, aligned.transition_ids, aligned.score, aligned.frame_loglikes, loglikes.rows));
     if (!for_posteriors) return absl::OkStatus();
-    (void)AddTransitionProbs(model_.hmm(), options_.transition_scale, options_.self_loop_scale,
+    (void)AddTransitionProbs(model_->hmm(), options_.transition_scale, options_.self_loop_scale,
                              &*for_posteriors);  // the aligner checked its labels
     GMM_ASSIGN_OR_RETURN(
         const ForwardBackwardResult fb,
-        ForwardBackward(*for_posteriors, model_.hmm(), loglikes, options_.acoustic_scale));
+        ForwardBackward(*for_posteriors, model_->hmm(), loglikes, options_.acoustic_scale));
     return out_.posteriors->Write(key, fb.posteriors);
   }
 
   // The GPU: the utterance's graph readied on the host now, scored and aligned with a batch later.
   absl::Status Queue(BatchAligner* aligner, const std::string& key, AlignGraph graph,
                      Matrix feats) {
-    absl::Status ready = ValidateAlignGraph(graph, model_.hmm().NumTransitionIds());
+    absl::Status ready = ValidateAlignGraph(graph, model_->hmm().NumTransitionIds());
     if (ready.ok() && graph.start < 0) ready = absl::InvalidArgumentError("empty decoding graph");
     if (ready.ok()) ready = EpsilonDepth(graph).status();
     if (!ready.ok()) {
       Failed(key, ready, feats.rows);
       return absl::OkStatus();
     }
-    (void)AddTransitionProbs(model_.hmm(), options_.transition_scale, options_.self_loop_scale,
+    (void)AddTransitionProbs(model_->hmm(), options_.transition_scale, options_.self_loop_scale,
                              &graph);
     if (options_.careful) graph = MakeCarefulGraph(graph);
     queued_frames_ += feats.rows;
@@ -106,17 +107,16 @@ class TableAligner {
     return absl::OkStatus();
   }
 
- private:
-  struct Queued {
-    std::string key;
-    AlignGraph graph;
-    Matrix feats;
-  };
+  void Retried(const std::string& key) {
+    ++summary_.retried;
+    Warn("Retrying utterance " + key + " with beam " + Str(options_.retry_beam));
+  }
 
-  void Failed(const std::string& key, const absl::Status& status, int32_t frames) {
+  // A server's answer for an utterance that did not align: FAILED_PRECONDITION is no path.
+  void FailedRemote(const std::string& key, const absl::Status& status) {
     ++summary_.errors;
-    Warn(status.code() == absl::StatusCode::kNotFound
-             ? "Did not successfully decode file " + key + ", len = " + Str(frames)
+    Warn(status.code() == absl::StatusCode::kFailedPrecondition
+             ? "Did not successfully decode file " + key
              : "Utterance " + key + ": " + std::string(status.message()));
   }
 
@@ -131,14 +131,28 @@ class TableAligner {
       GMM_RETURN_IF_ERROR(out_.frame_loglikes->Write(key, frame_loglikes));
     }
     if (out_.ctm != nullptr) {
-      *out_.ctm << CtmLines(key, SplitToPhones(model_.hmm(), transition_ids));
+      *out_.ctm << CtmLines(key, SplitToPhones(model_->hmm(), transition_ids));
       if (!*out_.ctm) return absl::DataLossError("writing the CTM output failed");
     }
     return absl::OkStatus();
   }
 
+ private:
+  struct Queued {
+    std::string key;
+    AlignGraph graph;
+    Matrix feats;
+  };
+
+  void Failed(const std::string& key, const absl::Status& status, int32_t frames) {
+    ++summary_.errors;
+    Warn(status.code() == absl::StatusCode::kNotFound
+             ? "Did not successfully decode file " + key + ", len = " + Str(frames)
+             : "Utterance " + key + ": " + std::string(status.message()));
+  }
+
   const AlignOptions& options_;
-  const GmmModel& model_;
+  const GmmModel* const model_;
   const AlignTableOutputs& out_;
   const std::string& program_;
   std::FILE* const log_;
@@ -155,7 +169,7 @@ absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const 
                                              const AlignTableOutputs& out,
                                              const std::string& program, std::FILE* log) {
   GMM_RETURN_IF_ERROR(ValidateAlignOptions(options));
-  TableAligner table(options, model, out, program, log);
+  TableAligner table(options, &model, out, program, log);
   std::string key;
   AlignGraph graph;
   while (true) {
@@ -190,6 +204,79 @@ absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const 
     GMM_RETURN_IF_ERROR(table.AlignOne(key, std::move(graph), loglikes));
   }
   if (aligner != nullptr) GMM_RETURN_IF_ERROR(table.Flush(aligner));
+  return table.summary();
+}
+
+absl::StatusOr<AlignTableSummary> AlignTableRemote(const AlignOptions& options,
+                                                   const std::shared_ptr<grpc::Channel>& channel,
+                                                   const std::string& model_name, int32_t parallel,
+                                                   FstTableReader* graphs, MatrixLookup* feats,
+                                                   const AlignTableOutputs& out,
+                                                   const std::string& program, std::FILE* log) {
+  GMM_RETURN_IF_ERROR(ValidateAlignOptions(options));
+  TableAligner table(options, nullptr, out, program, log);
+  struct Call {
+    std::string key;
+    v1::AlignRequest request;
+    absl::StatusOr<v1::AlignResponse> response = absl::UnknownError("not sent");
+  };
+  std::vector<Call> calls;
+  // Sends the calls gathered so far at once and writes their results in order.
+  const auto flush = [&]() -> absl::Status {
+    std::vector<std::thread> threads;
+    for (Call& call : calls) {
+      threads.emplace_back(
+          [&channel, &call] { call.response = client::Align(channel, call.request); });
+    }
+    for (std::thread& t : threads) t.join();
+    for (Call& call : calls) {
+      Log(log, "LOG", program, call.key);
+      if (!call.response.ok()) {
+        table.FailedRemote(call.key, call.response.status());
+        continue;
+      }
+      if (call.response->retried()) table.Retried(call.key);
+      const std::vector<int32_t> tids(call.response->transition_ids().begin(),
+                                      call.response->transition_ids().end());
+      GMM_RETURN_IF_ERROR(
+          table.Write(call.key, tids, call.response->score(), {}, int32_t(tids.size())));
+    }
+    calls.clear();
+    return absl::OkStatus();
+  };
+  std::string key, bytes;
+  AlignGraph graph;
+  while (true) {
+    GMM_ASSIGN_OR_RETURN(const bool more, graphs->Next(&key, &graph, &bytes));
+    if (!more) break;
+    GMM_ASSIGN_OR_RETURN(std::optional<Matrix> features, feats->Take(key));
+    if (!features) {
+      ++table.summary().errors;
+      table.Warn("No features for utterance " + key);
+      continue;
+    }
+    if (features->rows == 0) {
+      ++table.summary().errors;
+      table.Warn("Zero-length utterance: " + key);
+      continue;
+    }
+    Call call;
+    call.key = key;
+    v1::AlignRequest& r = call.request;
+    r.set_utterance_id(key);
+    r.set_model(model_name);
+    r.set_dim(features->cols);
+    wire::AppendFloat32(features->data, r.mutable_features());
+    r.set_graph(std::move(bytes));
+    r.set_beam(options.beam);
+    r.set_retry_beam(options.retry_beam);
+    r.set_transition_scale(options.transition_scale);
+    r.set_self_loop_scale(options.self_loop_scale);
+    r.set_acoustic_scale(options.acoustic_scale);
+    calls.push_back(std::move(call));
+    if (int32_t(calls.size()) >= parallel) GMM_RETURN_IF_ERROR(flush());
+  }
+  GMM_RETURN_IF_ERROR(flush());
   return table.summary();
 }
 

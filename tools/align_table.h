@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "align/align_utterance.h"
+#include "client/scorer_client.h"
 #include "formats/kaldi_fst.h"
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_lookup.h"
@@ -52,6 +53,17 @@ absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const 
                                              FstTableReader* graphs, MatrixLookup* feats,
                                              const AlignTableOutputs& out,
                                              const std::string& program, std::FILE* log);
+
+// The same through a gmmscored's Align RPC (client/scorer_client.h): each graph sent with its
+// features to model `model_name` on the server, `parallel` calls at a time, the results written
+// in the table's order; the scores, the alignments and the log lines as offline (outputs.ctm and
+// outputs.posteriors are not available: the transition model stays on the server).
+absl::StatusOr<AlignTableSummary> AlignTableRemote(const AlignOptions& options,
+                                                   const std::shared_ptr<grpc::Channel>& channel,
+                                                   const std::string& model_name, int32_t parallel,
+                                                   FstTableReader* graphs, MatrixLookup* feats,
+                                                   const AlignTableOutputs& out,
+                                                   const std::string& program, std::FILE* log);
 
 // Kaldi's closing lines: "Overall log-likelihood per frame is L over N frames.", "Retried R out of
 // T utterances.", "Done D, errors on E".

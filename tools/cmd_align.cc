@@ -12,6 +12,7 @@
 #include "tools/align_table.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
+#include "tools/stream_options.h"
 
 namespace gmmscore {
 namespace {
@@ -29,6 +30,7 @@ int Usage(const Args& args) {
 int RunAlign(int argc, char** argv) {
   Args args("align",
             "[options] MODEL GRAPHS-RSPEC FEATS-RSPEC ALIGNMENTS-WSPEC [SCORES-WSPEC]\n"
+            "(with --server, MODEL is the name of a model the server has loaded)\n"
             "Aligns features to compiled training graphs, as Kaldi's gmm-align-compiled.\n"
             "e.g.: gmmscore align --beam=10 --retry-beam=40 final.mdl ark:graphs.fsts "
             "ark:feats.ark ark:1.ali");
@@ -55,7 +57,9 @@ int RunAlign(int argc, char** argv) {
             "and batched: the beams do not prune)",
             "cpu"})
       .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0", "all"})
-      .Add({"threads", "N", "CPU threads, 0 for all", "0"});
+      .Add({"threads", "N", "CPU threads, 0 for all", "0"})
+      .Add({"parallel", "N", "with --server: Align calls in flight at once", "16"});
+  AddChannelOptions(args);
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
   if (args.positional().size() < 4 || args.positional().size() > 5) return Usage(args);
   const std::vector<std::string>& pos = args.positional();
@@ -77,18 +81,7 @@ int RunAlign(int argc, char** argv) {
   options.acoustic_scale = static_cast<float>(*acoustic);
   if (absl::Status s = ValidateAlignOptions(options); !s.ok()) return Fail("align", s);
 
-  auto loaded = LoadModel(pos[0]);
-  if (!loaded.ok()) return Fail("align", loaded.status());
-  if (loaded->model.hmm().empty()) {
-    return Fail("align",
-                absl::InvalidArgumentError(pos[0] + ": the model has no HMM to align with"));
-  }
-  const BackendRequest request{.backend = args.Get("backend"),
-                               .devices = args.Get("devices"),
-                               .program = kProgram,
-                               .cpu_threads = int32_t(*threads)};
-  auto backend = MakeAlignBackend(request, loaded->model);
-  if (!backend.ok()) return Fail("align", backend.status());
+  // The outputs, the same in both modes.
   auto graphs = FstTableReader::Open(pos[1]);
   if (!graphs.ok()) return Fail("align", graphs.status());
   auto feats = MatrixLookup::Open(pos[2]);
@@ -101,19 +94,21 @@ int RunAlign(int argc, char** argv) {
     if (!opened.ok()) return Fail("align", opened.status());
     scores = *std::move(opened);
   }
+  const bool remote = args.Has("server");
+  for (const char* local_only : {"write-per-frame-acoustic-loglikes", "posteriors", "ctm"}) {
+    if (remote && args.Has(local_only)) {
+      return Fail("align", absl::InvalidArgumentError(absl::StrCat(
+                               "--", local_only, " needs the model here: not with --server")));
+    }
+  }
   std::unique_ptr<FloatVectorTableWriter> per_frame;
   if (args.Has("write-per-frame-acoustic-loglikes")) {
     auto opened = FloatVectorTableWriter::Open(args.Get("write-per-frame-acoustic-loglikes"));
     if (!opened.ok()) return Fail("align", opened.status());
     per_frame = *std::move(opened);
   }
-
   std::unique_ptr<PosteriorTableWriter> posteriors;
   if (args.Has("posteriors")) {
-    if (backend->aligner != nullptr) {
-      return Fail("align", absl::UnimplementedError(
-                               "--posteriors is computed by the CPU aligner: use --backend cpu"));
-    }
     auto opened = PosteriorTableWriter::Open(args.Get("posteriors"));
     if (!opened.ok()) return Fail("align", opened.status());
     posteriors = *std::move(opened);
@@ -124,15 +119,45 @@ int RunAlign(int argc, char** argv) {
     if (!opened.ok()) return Fail("align", opened.status());
     ctm = *std::move(opened);
   }
-  auto summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
-                            graphs->get(), &*feats,
-                            {alignments->get(), scores.get(), per_frame.get(),
-                             ctm ? &ctm->stream() : nullptr, posteriors.get()},
-                            kProgram, stderr);
+  const AlignTableOutputs outputs{alignments->get(), scores.get(), per_frame.get(),
+                                  ctm ? &ctm->stream() : nullptr, posteriors.get()};
+
+  absl::StatusOr<AlignTableSummary> summary;
+  if (remote) {
+    // MODEL names the model on the server.
+    auto channel = ChannelFromArgs(args);
+    if (!channel.ok()) return Fail("align", channel.status());
+    auto parallel = args.GetInt("parallel");
+    if (!parallel.ok() || *parallel < 1) {
+      return Fail("align", absl::InvalidArgumentError("--parallel must be a number >= 1"));
+    }
+    summary = AlignTableRemote(options, *channel, pos[0], *parallel, graphs->get(), &*feats,
+                               outputs, kProgram, stderr);
+  } else {
+    auto loaded = LoadModel(pos[0]);
+    if (!loaded.ok()) return Fail("align", loaded.status());
+    if (loaded->model.hmm().empty()) {
+      return Fail("align",
+                  absl::InvalidArgumentError(pos[0] + ": the model has no HMM to align with"));
+    }
+    const BackendRequest request{.backend = args.Get("backend"),
+                                 .devices = args.Get("devices"),
+                                 .program = kProgram,
+                                 .cpu_threads = int32_t(*threads)};
+    auto backend = MakeAlignBackend(request, loaded->model);
+    if (!backend.ok()) return Fail("align", backend.status());
+    if (posteriors != nullptr && backend->aligner != nullptr) {
+      return Fail("align", absl::UnimplementedError(
+                               "--posteriors is computed by the CPU aligner: use --backend cpu"));
+    }
+    summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
+                         graphs->get(), &*feats, outputs, kProgram, stderr);
+  }
   if (!summary.ok()) return Fail("align", summary.status());
   for (absl::Status s :
        {(*alignments)->Close(), scores ? scores->Close() : absl::OkStatus(),
-        per_frame ? per_frame->Close() : absl::OkStatus(), ctm ? ctm->Close() : absl::OkStatus()}) {
+        per_frame ? per_frame->Close() : absl::OkStatus(), ctm ? ctm->Close() : absl::OkStatus(),
+        posteriors ? posteriors->Close() : absl::OkStatus()}) {
     if (!s.ok()) return Fail("align", s);
   }
   LogAlignSummary(*summary, kProgram, stderr);
