@@ -105,18 +105,7 @@ TEST(AlignCliTest, WritesForwardBackwardPosteriors) {
                 " ark:" + DataPath("kaldi-mono/feats.ark") + " ark,t:" + ali,
             log);
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ReadFile(log);
-  std::map<std::string, std::vector<int32_t>> alignments;
-  {
-    std::istringstream lines(ReadFile(ali));
-    std::string line;
-    while (std::getline(lines, line)) {
-      std::istringstream words(line);
-      std::string key;
-      words >> key;
-      int32_t tid = 0;
-      while (words >> tid) alignments[key].push_back(tid);
-    }
-  }
+  const std::map<std::string, std::vector<int32_t>> alignments = ParseInt32Archive(ReadFile(ali));
   std::istringstream lines(ReadFile(post));
   std::string line;
   int32_t utterances = 0;

@@ -21,39 +21,57 @@
 namespace gmmscore {
 namespace {
 
+// Every complete path's probability, summed: the total, and per frame and transition-id.
+struct AllPaths {
+  std::vector<double> path_logprobs;
+  std::vector<std::vector<int32_t>> path_tids;
+};
+
+AllPaths EnumerateAll(const AlignGraph& g, const TransitionModel& tm, const Matrix& ll,
+                      float acoustic_scale) {
+  AllPaths all;
+  std::vector<int32_t> tids;
+  std::function<void(int32_t, int32_t, double)> walk = [&](int32_t s, int32_t frame, double lp) {
+    if (frame == ll.rows && g.final_cost[size_t(s)] != AlignGraph::kNotFinal) {
+      all.path_logprobs.push_back(lp - g.final_cost[size_t(s)]);
+      all.path_tids.push_back(tids);
+    }
+    for (int32_t a = g.arc_begin[size_t(s)]; a < g.arc_begin[size_t(s) + 1]; ++a) {
+      const GraphArc& arc = g.arcs[size_t(a)];
+      if (arc.ilabel == 0) {
+        walk(arc.next, frame, lp - arc.weight);
+      } else if (frame < ll.rows) {
+        tids.push_back(arc.ilabel);
+        walk(arc.next, frame + 1,
+             lp - arc.weight +
+                 double(acoustic_scale) * ll.at(frame, tm.TransitionIdToPdf(arc.ilabel)));
+        tids.pop_back();
+      }
+    }
+  };
+  walk(g.start, 0, 0.0);
+  return all;
+}
+
 struct BestByEnumeration {
   double cost = std::numeric_limits<double>::infinity();
   std::vector<int32_t> tids;
   int32_t ties = 0;  // other complete paths within 1e-9 of the best
 };
 
-// Every path from the start that takes one emitting arc per frame and ends in a final state.
+// The best of every path (EnumerateAll), as a cost.
 BestByEnumeration Enumerate(const AlignGraph& g, const TransitionModel& tm, const Matrix& ll,
                             float acoustic_scale) {
+  const AllPaths all = EnumerateAll(g, tm, ll, acoustic_scale);
   BestByEnumeration best;
-  std::vector<int32_t> tids;
-  std::function<void(int32_t, int32_t, double)> walk = [&](int32_t s, int32_t frame, double cost) {
-    if (frame == ll.rows && g.final_cost[size_t(s)] != AlignGraph::kNotFinal) {
-      const double total = cost + g.final_cost[size_t(s)];
-      if (total < best.cost - 1e-9) {
-        best = {total, tids, 0};
-      } else if (std::abs(total - best.cost) <= 1e-9) {
-        ++best.ties;
-      }
+  for (size_t p = 0; p < all.path_logprobs.size(); ++p) {
+    const double cost = -all.path_logprobs[p];
+    if (cost < best.cost - 1e-9) {
+      best = {cost, all.path_tids[p], 0};
+    } else if (std::abs(cost - best.cost) <= 1e-9) {
+      ++best.ties;
     }
-    for (int32_t a = g.arc_begin[size_t(s)]; a < g.arc_begin[size_t(s) + 1]; ++a) {
-      const GraphArc& arc = g.arcs[size_t(a)];
-      if (arc.ilabel == 0) {
-        walk(arc.next, frame, cost + arc.weight);
-      } else if (frame < ll.rows) {
-        const float ac = -(acoustic_scale * ll.at(frame, tm.TransitionIdToPdf(arc.ilabel)));
-        tids.push_back(arc.ilabel);
-        walk(arc.next, frame + 1, cost + arc.weight + ac);
-        tids.pop_back();
-      }
-    }
-  };
-  walk(g.start, 0, 0.0);
+  }
   return best;
 }
 
@@ -86,38 +104,6 @@ TEST(FasterViterbiTest, WithAWideBeamFindsTheBestOfAllPaths) {
   }
   EXPECT_GT(compared, 100);
   EXPECT_GT(no_path, 0) << "some random graphs should have no path of the right length";
-}
-
-// Every complete path's probability, summed: the total, and per frame and transition-id.
-struct AllPaths {
-  std::vector<double> path_logprobs;
-  std::vector<std::vector<int32_t>> path_tids;
-};
-
-AllPaths EnumerateAll(const AlignGraph& g, const TransitionModel& tm, const Matrix& ll,
-                      float acoustic_scale) {
-  AllPaths all;
-  std::vector<int32_t> tids;
-  std::function<void(int32_t, int32_t, double)> walk = [&](int32_t s, int32_t frame, double lp) {
-    if (frame == ll.rows && g.final_cost[size_t(s)] != AlignGraph::kNotFinal) {
-      all.path_logprobs.push_back(lp - g.final_cost[size_t(s)]);
-      all.path_tids.push_back(tids);
-    }
-    for (int32_t a = g.arc_begin[size_t(s)]; a < g.arc_begin[size_t(s) + 1]; ++a) {
-      const GraphArc& arc = g.arcs[size_t(a)];
-      if (arc.ilabel == 0) {
-        walk(arc.next, frame, lp - arc.weight);
-      } else if (frame < ll.rows) {
-        tids.push_back(arc.ilabel);
-        walk(arc.next, frame + 1,
-             lp - arc.weight +
-                 double(acoustic_scale) * ll.at(frame, tm.TransitionIdToPdf(arc.ilabel)));
-        tids.pop_back();
-      }
-    }
-  };
-  walk(g.start, 0, 0.0);
-  return all;
 }
 
 TEST(ForwardBackwardTest, TotalAndPosteriorsAreThoseOfAllPaths) {

@@ -29,17 +29,7 @@ std::map<std::string, std::string> GraphBytes(const std::vector<std::string>& ke
 }
 
 std::map<std::string, std::vector<int32_t>> KaldiAlignments() {
-  std::map<std::string, std::vector<int32_t>> ali;
-  std::istringstream lines(ReadFile(DataPath("kaldi-mono/ali.txt")));
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::string key;
-    words >> key;
-    int32_t tid = 0;
-    while (words >> tid) ali[key].push_back(tid);
-  }
-  return ali;
+  return ParseInt32Archive(ReadFile(DataPath("kaldi-mono/ali.txt")));
 }
 
 class ServerAlignTest : public ::testing::Test {

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "formats/matrix_table.h"
 
@@ -43,6 +44,21 @@ inline std::string ReadFile(const std::string& path) {
 inline void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream os(path, std::ios::binary | std::ios::trunc);
   os << bytes;
+}
+
+// A text archive of int32 vectors ("KEY 2 6 5 ..." lines, as ali.txt), by key.
+inline std::map<std::string, std::vector<int32_t>> ParseInt32Archive(const std::string& text) {
+  std::map<std::string, std::vector<int32_t>> table;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    int32_t value = 0;
+    while (words >> value) table[key].push_back(value);
+  }
+  return table;
 }
 
 inline std::map<std::string, Matrix> ReadTable(const std::string& rspecifier) {

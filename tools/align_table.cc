@@ -107,6 +107,21 @@ class TableAligner {
     return absl::OkStatus();
   }
 
+  // The utterance's features, or none where the table has none or they have no frames (counted
+  // as an error and warned about, as Kaldi does).
+  absl::StatusOr<std::optional<Matrix>> FeaturesFor(MatrixLookup* feats, const std::string& key) {
+    GMM_ASSIGN_OR_RETURN(std::optional<Matrix> features, feats->Take(key));
+    if (!features) {
+      ++summary_.errors;
+      Warn("No features for utterance " + key);
+    } else if (features->rows == 0) {
+      ++summary_.errors;
+      Warn("Zero-length utterance: " + key);
+      features.reset();
+    }
+    return features;
+  }
+
   void Retried(const std::string& key) {
     ++summary_.retried;
     Warn("Retrying utterance " + key + " with beam " + Str(options_.retry_beam));
@@ -175,17 +190,8 @@ absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const 
   while (true) {
     GMM_ASSIGN_OR_RETURN(const bool more, graphs->Next(&key, &graph));
     if (!more) break;
-    GMM_ASSIGN_OR_RETURN(std::optional<Matrix> features, feats->Take(key));
-    if (!features) {
-      ++table.summary().errors;
-      table.Warn("No features for utterance " + key);
-      continue;
-    }
-    if (features->rows == 0) {
-      ++table.summary().errors;
-      table.Warn("Zero-length utterance: " + key);
-      continue;
-    }
+    GMM_ASSIGN_OR_RETURN(std::optional<Matrix> features, table.FeaturesFor(feats, key));
+    if (!features) continue;
     if (aligner != nullptr) {
       if (absl::Status s = CheckFeatures(*features, model.dim()); !s.ok()) {
         ++table.summary().errors;
@@ -249,17 +255,8 @@ absl::StatusOr<AlignTableSummary> AlignTableRemote(const AlignOptions& options,
   while (true) {
     GMM_ASSIGN_OR_RETURN(const bool more, graphs->Next(&key, &graph, &bytes));
     if (!more) break;
-    GMM_ASSIGN_OR_RETURN(std::optional<Matrix> features, feats->Take(key));
-    if (!features) {
-      ++table.summary().errors;
-      table.Warn("No features for utterance " + key);
-      continue;
-    }
-    if (features->rows == 0) {
-      ++table.summary().errors;
-      table.Warn("Zero-length utterance: " + key);
-      continue;
-    }
+    GMM_ASSIGN_OR_RETURN(std::optional<Matrix> features, table.FeaturesFor(feats, key));
+    if (!features) continue;
     Call call;
     call.key = key;
     v1::AlignRequest& r = call.request;
