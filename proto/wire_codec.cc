@@ -21,6 +21,7 @@ uint32_t SwapBytes(uint32_t v) {
 template <typename T>
 void Append32(std::span<const T> values, std::string* out) {
   static_assert(sizeof(T) == 4);
+  if (values.empty()) return;  // an empty span's data() may be null, which memcpy may not take
   const size_t at = out->size();
   out->resize(at + values.size_bytes());
   char* dst = out->data() + at;
@@ -37,6 +38,7 @@ void Append32(std::span<const T> values, std::string* out) {
 template <typename T>
 void Read32(std::string_view bytes, std::span<T> out) {
   static_assert(sizeof(T) == 4);
+  if (out.empty()) return;
   if constexpr (kLittleEndianHost) {
     std::memcpy(out.data(), bytes.data(), out.size_bytes());
   } else {
