@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Sanitizer builds (CMake option GMMSCORE_SANITIZE), each in its own build tree:
+#   asan  build-asan: ASan + UBSan, the whole test suite
+#   tsan  build-tsan: TSan, the daemon's tests
+#   scripts/sanitize.sh [asan|tsan]...       (default: both, one after the other)
+# Fails if a test fails or any process (tests, and the gmmscored / gmmscore they start) made a
+# sanitizer report; the reports are kept in BUILD/sanitizer-reports/ and their first lines
+# printed. TSan's suppressions (scripts/tsan.supp) say what it cannot check with Debian's gRPC.
+# Environment: CC/CXX (default gcc/g++), JOBS (build jobs, 1), CTEST_JOBS (1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# run_build DIR SANITIZERS CTEST_ARGS...: configure, build, test, then collect the reports.
+# (Called in an || list, where set -e does not act: each step returns on failure itself.)
+run_build() {
+  local dir=$1 sanitize=$2
+  shift 2
+  # libgomp is not built with TSan either: it cannot see the join at the end of a parallel
+  # region, so under TSan the CPU scorer runs its OpenMP regions on the calling thread.
+  local omp=()
+  if [ "$sanitize" = thread ]; then omp=(OMP_THREAD_LIMIT=1); fi
+  # No CUDA (nvcc takes no -fsanitize); Werror off, since sanitizers make compilers warn more.
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER="${CC:-gcc}" -DCMAKE_CXX_COMPILER="${CXX:-g++}" \
+    -DGMMSCORE_SANITIZE="$sanitize" -DGMMSCORE_CUDA=OFF -DGMMSCORE_WERROR=OFF >/dev/null || return 1
+  cmake --build "$dir" -j "${JOBS:-1}" || return 1
+  local reports=$PWD/$dir/sanitizer-reports log=$PWD/$dir/ctest.log
+  rm -rf "$reports" && mkdir -p "$reports"
+  # ASan, LSan and TSan write each process's reports to a file of its own (log_path), so that one
+  # made by a child process (gmmscored, gmmscore) under a test that passes anyway is not lost.
+  # GCC's UBSan ignores log_path and writes to stderr: its reports are taken from the log. UB and
+  # ASan errors stop the process; TSan reports every race it sees and exits 66.
+  local common="log_path=$reports/report:print_stacktrace=1"
+  local status=0
+  echo "== $dir: ctest $* (all output in $log)"
+  env "${omp[@]}" ASAN_OPTIONS="$common:detect_leaks=1" \
+  UBSAN_OPTIONS="$common:halt_on_error=1" \
+  TSAN_OPTIONS="$common:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp" \
+    ctest --test-dir "$dir" -V -j "${CTEST_JOBS:-1}" "$@" >"$log" 2>&1 || status=1
+  local summary  # from ctest's "N% tests passed" line to the end
+  summary=$(grep -n 'tests passed' "$log" | tail -1 | cut -d: -f1)
+  tail -n +"${summary:-$(wc -l <"$log")}" "$log"
+  grep -E 'runtime error:' "$log" >"$reports/ubsan-from-log" || rm "$reports/ubsan-from-log"
+  if compgen -G "$reports/*" >/dev/null; then
+    echo "== $dir: sanitizer reports ($reports):"
+    for r in "$reports"/*; do
+      echo "-- $r"
+      grep -m1 -E 'ERROR|WARNING|runtime error' "$r" || head -3 "$r"
+    done
+    status=1
+  else
+    echo "== $dir: no sanitizer reports"
+  fi
+  return $status
+}
+
+failed=()
+for what in "${@:-asan tsan}"; do
+  for w in $what; do
+    case $w in
+      # The docker bundle test rebuilds and runs the release bundle: not a sanitizer's job.
+      asan) run_build build-asan address,undefined -E '^server_docker_build_steps$' || failed+=(asan) ;;
+      tsan) run_build build-tsan thread -R 'Server|Batcher|Lane|TimerQueue|WindowCutter|InOrder' ||
+              failed+=(tsan) ;;
+      *) echo "usage: $0 [asan|tsan]..." >&2; exit 2 ;;
+    esac
+  done
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "sanitize.sh: failed: ${failed[*]}" >&2
+  exit 1
+fi
+echo "sanitize.sh: clean"
