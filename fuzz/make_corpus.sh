@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Remakes the seed corpora fuzz/corpus/<target>/ from tests/data (run from anywhere; needs a
 # built gmmscore, BUILD_DIR default build, for the model conversions, python3 and protoc). The
-# seeds are small on purpose (under 2 MB in all): libFuzzer mutates small inputs faster.
+# seeds are small on purpose (under 2 MB in all): libFuzzer mutates small inputs faster. A
+# finding, once fixed, gets its reproducer copied here as fuzz/corpus/<target>/crash-<sha1>, so
+# that every later run tries it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gmmscore=${BUILD_DIR:-build}/tools/gmmscore
@@ -9,7 +11,8 @@ data=tests/data/kaldi-mono
 out=fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rm -rf "$out"
+# Regression inputs (crash-*: reproducers of fixed findings) are kept; the rest is remade.
+[ -d "$out" ] && find "$out" -type f ! -name 'crash-*' -delete
 mkdir -p "$out"/{load_model,kaldi_reader,sphinx_model,feature_files,matrix_table,int32_table}
 mkdir -p "$out"/{fst_table,table_specifier,stream_config,wire_codec}
 

@@ -151,11 +151,11 @@ void Batcher::Feed(size_t i) {
 }
 
 void Batcher::Finished(size_t i, int64_t frames) {
-  {
-    std::lock_guard lock(mu_);
-    --lanes_[i].batches;
-    lanes_[i].frames -= frames;
-  }
+  // Notified under the lock: once a lane's last batch is counted out, the destructor may join the
+  // feeders and destroy wake_, which must not happen while this thread still touches it (TSan).
+  std::lock_guard lock(mu_);
+  --lanes_[i].batches;
+  lanes_[i].frames -= frames;
   wake_.notify_all();
 }
 
