@@ -10,13 +10,14 @@
 #include "formats/model_io.h"
 #include "model/align_graph.h"
 #include "model/transition_model.h"
+#include "tests/test_util.h"
 #include "util/matrix.h"
 
 namespace gmmscore {
 
 inline const TransitionModel& KaldiMono() {
   static const GmmModel* model = [] {
-    auto loaded = LoadModel(GMMSCORE_TESTDATA "/kaldi-mono/final.mdl");
+    auto loaded = LoadModel(testing::DataPath("kaldi-mono/final.mdl"));
     EXPECT_TRUE(loaded.ok()) << loaded.status();
     return new GmmModel(std::move(loaded->model));
   }();

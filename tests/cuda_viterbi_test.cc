@@ -16,6 +16,7 @@
 #include "kernels/cuda/cuda_aligner.h"
 #include "tests/align_test_util.h"
 #include "tests/cuda_test_util.h"
+#include "tests/test_util.h"
 
 namespace gmmscore::testing {
 namespace {
@@ -68,12 +69,12 @@ TEST_F(CudaViterbiTest, FindsTheCpuAlignersPathsForAWholeBatchInOneLaunch) {
 // The real Kaldi data scored and aligned on the device: the CPU aligner's alignments (which are
 // Kaldi's ali.txt) and per-frame log-likelihoods within the scoring tolerance.
 TEST_F(CudaViterbiTest, AlignerScoresAndAlignsKaldisUtterancesOnTheDevice) {
-  auto loaded = LoadModel(GMMSCORE_TESTDATA "/kaldi-mono/final.mdl");
+  auto loaded = LoadModel(DataPath("kaldi-mono/final.mdl"));
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const GmmModel& model = loaded->model;
-  auto graphs = FstTableReader::Open("ark:" GMMSCORE_TESTDATA "/kaldi-mono/graphs.fsts");
+  auto graphs = FstTableReader::Open("ark:" + DataPath("kaldi-mono/graphs.fsts"));
   ASSERT_TRUE(graphs.ok()) << graphs.status();
-  auto feats = MatrixLookup::Open("ark:" GMMSCORE_TESTDATA "/kaldi-mono/feats.ark");
+  auto feats = MatrixLookup::Open("ark:" + DataPath("kaldi-mono/feats.ark"));
   ASSERT_TRUE(feats.ok()) << feats.status();
   AlignOptions options;
   options.acoustic_scale = 0.1f;

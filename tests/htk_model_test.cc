@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "formats/kaldi_model.h"
+#include "tests/test_util.h"
 
 namespace gmmscore {
 namespace {
@@ -199,7 +200,7 @@ TEST(HtkModelTest, RoundTripWithoutHmmWritesOneHmmPerState) {
 }
 
 TEST(HtkModelTest, KaldiModelKeepsItsGmms) {
-  std::ifstream is(GMMSCORE_TESTDATA "/kaldi-mono/final.mdl", std::ios::binary);
+  std::ifstream is(testing::DataPath("kaldi-mono/final.mdl"), std::ios::binary);
   auto kaldi = ReadKaldiModel(is, "final.mdl");
   ASSERT_TRUE(kaldi.ok()) << kaldi.status();
   const GmmModel again = Read(Write(*kaldi));

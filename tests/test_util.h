@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,8 +15,12 @@
 
 namespace gmmscore::testing {
 
+// The environment's GMMSCORE_TESTDATA where set (a test binary carried to another machine, as
+// bench/cuda/device_run.sh does), else tests/data of the source tree the binary was built from.
 inline std::string DataPath(const std::string& relative) {
-  return std::string(GMMSCORE_TESTDATA) + "/" + relative;
+  const char* from_environment = std::getenv("GMMSCORE_TESTDATA");
+  return std::string(from_environment != nullptr ? from_environment : GMMSCORE_TESTDATA) + "/" +
+         relative;
 }
 
 // A fresh directory under the system temp folder, removed with the object.

@@ -7,6 +7,9 @@ set -uo pipefail
 cd "$(dirname "$0")"
 [ -d lib ] || { mkdir lib && tar xzf lib.tar.gz -C lib; }
 out="${OUT:-.}"
+# The tests' data: tests/data of the checkout the bundle sits in (the path compiled into the test
+# binaries is the build machine's).
+export GMMSCORE_TESTDATA="${GMMSCORE_TESTDATA:-$(cd .. && pwd)/tests/data}"
 cublas="$(ls /usr/local/cuda/lib64/libcublas.so.13 2>/dev/null ||
   find / -name libcublas.so.13 -not -path '/proc/*' 2>/dev/null | head -1)"
 export LD_LIBRARY_PATH="$PWD/lib:$(dirname "${cublas:-/usr/local/cuda/lib64/x}")"
