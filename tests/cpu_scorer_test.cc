@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <numbers>
 
 #include "kernels/cpu/reference_scorer.h"
 #include "model/random_model.h"
 #include "tests/extreme_case.h"
+#include "tests/score_fidelity.h"
 
 namespace gmmscore {
 namespace {
@@ -109,6 +111,78 @@ TEST(CpuScorer, ExtremeButValidValues) {
   Matrix out;
   ASSERT_TRUE(fast.Score(c.feats, &out).ok());
   testing::ExpectNearExtremeReference(out, c.reference, kTolerance);
+}
+
+// The case (1.7e-3 nats on real frames far from the mean of the means): states far from
+// the shift with tiny variances, frames near and far from them. The plain expanded form breaks the
+// contract here; the fast path, with its outlier pass and guard, keeps it.
+TEST(CpuScorerFidelity, AdversarialFramesKeepTheContract) {
+  for (const int32_t dim : {39, 13, 37}) {
+    const GmmModel model = testing::AdversarialModel(dim, 60, 500u + dim);
+    const Matrix feats = AdversarialFeatures(model, 259, 600u + dim);
+    const std::vector<double> ref = ReferenceScores(model, feats);
+    const std::vector<StateGuard> guards = StateGuards(model, MeanOfMeans(model));
+    CpuScorer fast(model, 2);
+    Matrix out;
+    ASSERT_TRUE(fast.Score(feats, &out).ok());
+    const testing::ErrorSummary guarded = testing::Summarize(out, ref, guards);
+    fast.set_guard_gamma(0.0f);
+    ASSERT_TRUE(fast.Score(feats, &out).ok());
+    const testing::ErrorSummary unguarded = testing::Summarize(out, ref, guards);
+    const testing::ErrorSummary plain =
+        testing::Summarize(testing::PlainExpandedForm(model, feats), ref, guards);
+    std::cout << "D" << dim << ": worst error " << guarded.worst_abs << " nats, "
+              << unguarded.worst_abs << " without the guard, " << plain.worst_abs
+              << " in the plain expanded form; gamma without the guard " << unguarded.worst_gamma
+              << " u\n";
+    EXPECT_LE(guarded.worst_excess, 1.0) << "D" << dim << " " << guarded.where;
+    EXPECT_GT(plain.worst_excess, 1.0) << "D" << dim << ": the set is not adversarial";
+    EXPECT_LE(unguarded.worst_gamma, kCpuGuardGamma * 0x1p24f / 1.4f)
+        << "D" << dim << " " << unguarded.gamma_where;
+  }
+}
+
+// A randomized search for the worst (frame, state): with the guard, nothing beyond the contract;
+// without it, no error that needs more than kCpuGuardGamma / 1.4, which is what makes the guard's
+// threshold safe.
+TEST(CpuScorerFidelity, SearchedWorstFramesStayWithinTheBound) {
+  for (const int32_t dim : {39, 20}) {
+    const GmmModel model = testing::AdversarialModel(dim, 40, 77u + dim);
+    CpuScorer fast(model, 2);
+    const testing::ScoreFn score = [&](const Matrix& feats) {
+      Matrix out;
+      EXPECT_TRUE(fast.Score(feats, &out).ok());
+      return out;
+    };
+    const testing::ErrorSummary guarded =
+        testing::SearchWorstFrames(model, score, /*per_gamma=*/false, 64, 40, 11u + dim);
+    fast.set_guard_gamma(0.0f);
+    const testing::ErrorSummary unguarded =
+        testing::SearchWorstFrames(model, score, /*per_gamma=*/true, 64, 40, 12u + dim);
+    std::cout << "D" << dim << " searched: worst error " << guarded.worst_abs
+              << " nats; gamma without the guard " << unguarded.worst_gamma << " u\n";
+    EXPECT_LE(guarded.worst_excess, 1.0) << guarded.where;
+    EXPECT_LE(unguarded.worst_gamma, kCpuGuardGamma * 0x1p24f / 1.4f) << unguarded.gamma_where;
+  }
+}
+
+// The guard's fallback on every score (a gamma of 1 fires everywhere): the direct form from the
+// packed parameters, in double, far closer to float64 than the fast path.
+TEST(CpuScorerFidelity, DirectFormFallbackMatchesTheReference) {
+  for (const int32_t dim : {39, 13}) {
+    const GmmModel model = testing::AdversarialModel(dim, 30, 900u + dim);
+    const Matrix feats = AdversarialFeatures(model, 70, 901u + dim);
+    const std::vector<double> ref = ReferenceScores(model, feats);
+    const std::vector<StateGuard> guards = StateGuards(model, MeanOfMeans(model));
+    CpuScorer fast(model, 2);
+    fast.set_guard_gamma(1.0f);
+    Matrix out;
+    ASSERT_TRUE(fast.Score(feats, &out).ok());
+    const testing::ErrorSummary direct = testing::Summarize(out, ref, guards);
+    std::cout << "D" << dim << ": the direct form's worst error " << direct.worst_abs << " nats\n";
+    EXPECT_LT(direct.worst_abs, 1e-4) << "D" << dim << " " << direct.where;
+    EXPECT_LT(direct.worst_excess, 0.1) << "D" << dim << " " << direct.where;
+  }
 }
 
 TEST(CpuScorer, RejectsWrongDimensionAndNonFiniteFeatures) {

@@ -2,6 +2,7 @@
 // Kaldi's own gmm-compute-likes output (loglikes.ark) and the float64 reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +10,9 @@
 #include "formats/model_io.h"
 #include "kernels/cpu/cpu_scorer.h"
 #include "kernels/cpu/reference_scorer.h"
+#include "model/expanded_form.h"
+#include "model/random_model.h"
+#include "tests/score_fidelity.h"
 #include "tests/test_util.h"
 
 namespace gmmscore {
@@ -53,6 +57,41 @@ TEST(KaldiScoring, FastPathMatchesKaldiAndTheReference) {
     std::printf("%s: max |fast - kaldi| %.2e, |fast - float64| %.2e, |float64 - kaldi| %.2e\n",
                 model_file, worst_kaldi, worst_ref, worst_ref_kaldi);
   }
+}
+
+// The real model on frames built to be far from its means (model/random_model.h): the guard keeps
+// the contract there, and on the real frames it stays out of the way (it recomputes almost none).
+TEST(KaldiScoring, FramesFarFromTheMeansKeepTheContract) {
+  auto loaded = LoadModel(DataPath("kaldi-mono/final.mdl"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const GmmModel& model = loaded->model;
+  const std::vector<StateGuard> guards = StateGuards(model, MeanOfMeans(model));
+  CpuScorer fast(model, 2);
+  const Matrix feats = AdversarialFeatures(model, 400, 5);
+  const std::vector<double> ref = ReferenceScores(model, feats);
+  Matrix out;
+  ASSERT_TRUE(fast.Score(feats, &out).ok());
+  const testing::ErrorSummary far = testing::Summarize(out, ref, guards);
+  EXPECT_LE(far.worst_excess, 1.0) << far.where;
+
+  int64_t guarded = 0, scores = 0;
+  for (const auto& [key, x] : ReadTable("ark:" + DataPath("kaldi-mono/feats.ark"))) {
+    ASSERT_TRUE(fast.Score(x, &out).ok());
+    for (int32_t t = 0; t < out.rows; ++t) {
+      for (int32_t s = 0; s < out.cols; ++s) {
+        const bool f = GuardFires(guards[size_t(s)], out.at(t, s), kCpuGuardGamma);
+        guarded += f;
+        if (f && guarded % 97 == 0)
+          printf("S %.1f c_max %.1f l_max %.1f rowbest %.1f\n", out.at(t, s),
+                 guards[size_t(s)].c_max, guards[size_t(s)].l_max,
+                 *std::max_element(out.row(t), out.row(t) + out.cols));
+      }
+    }
+    scores += int64_t(out.rows) * out.cols;
+  }
+  std::printf("far frames: worst |fast - float64| %.2e; real frames: %lld of %lld scores guarded\n",
+              far.worst_abs, static_cast<long long>(guarded), static_cast<long long>(scores));
+  EXPECT_LT(double(guarded), 1e-3 * double(scores));
 }
 
 TEST(KaldiScoring, TextAndBinaryFeatureArchivesAgree) {

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -13,6 +15,7 @@
 #include "kernels/cpu/reference_scorer.h"
 #include "kernels/cpu/simd_kernel.h"
 #include "model/random_model.h"
+#include "model/score_guard.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
 
@@ -21,14 +24,21 @@ namespace {
 
 struct Timing {
   double median_s;
-  double max_abs_error;
+  double max_abs_error;      // on the first frames of the first batch
+  double adversarial_error;  // on AdversarialFeatures, as a multiple of the contract's tolerance
+};
+
+// Frames and their float64 scores.
+struct CheckSet {
+  Matrix feats;
+  std::vector<double> reference;
 };
 
 // Median seconds per batch over `iterations`, cycling through distinct random batches, after
-// two warm-up calls; the error is measured on the first frames of the first batch.
+// two warm-up calls, and the errors on the two check sets.
 absl::StatusOr<Timing> TimeScorer(const Scorer& scorer, const std::vector<Matrix>& batches,
-                                  int iterations, const Matrix& check_feats,
-                                  const std::vector<double>& check_ref) {
+                                  int iterations, const CheckSet& random,
+                                  const CheckSet& adversarial) {
   Matrix out;
   for (int i = 0; i < 2; ++i) {
     if (absl::Status s = scorer.Score(batches[i % batches.size()], &out); !s.ok()) return s;
@@ -42,11 +52,19 @@ absl::StatusOr<Timing> TimeScorer(const Scorer& scorer, const std::vector<Matrix
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
-  if (absl::Status s = scorer.Score(check_feats, &out); !s.ok()) return s;
-  double err = 0.0;
-  for (size_t i = 0; i < check_ref.size(); ++i)
-    err = std::max(err, std::abs(out.data[i] - check_ref[i]));
-  return Timing{times[times.size() / 2], err};
+  Timing timing{times[times.size() / 2], 0.0, 0.0};
+  if (absl::Status s = scorer.Score(random.feats, &out); !s.ok()) return s;
+  for (size_t i = 0; i < random.reference.size(); ++i) {
+    timing.max_abs_error =
+        std::max(timing.max_abs_error, std::abs(out.data[i] - random.reference[i]));
+  }
+  if (absl::Status s = scorer.Score(adversarial.feats, &out); !s.ok()) return s;
+  for (size_t i = 0; i < adversarial.reference.size(); ++i) {
+    const double ref = adversarial.reference[i];
+    timing.adversarial_error =
+        std::max(timing.adversarial_error, std::abs(out.data[i] - ref) / ContractTolerance(ref));
+  }
+  return timing;
 }
 
 }  // namespace
@@ -88,9 +106,11 @@ int RunBench(int argc, char** argv) {
   std::vector<Matrix> batches;
   for (uint32_t i = 0; i < 4; ++i)
     batches.push_back(RandomFeatures(*frames, *dim, -5.0f, 3.0f, 1000 + i));
-  Matrix check(std::min(*frames, 16), *dim);
-  std::copy_n(batches[0].data.begin(), check.data.size(), check.data.begin());
-  const std::vector<double> check_ref = ReferenceScores(model, check);
+  CheckSet random{Matrix(std::min(*frames, 16), *dim), {}};
+  std::copy_n(batches[0].data.begin(), random.feats.data.size(), random.feats.data.begin());
+  random.reference = ReferenceScores(model, random.feats);
+  CheckSet adversarial{AdversarialFeatures(model, 16, 7), {}};
+  adversarial.reference = ReferenceScores(model, adversarial.feats);
 
   const double gauss_frames = double(model.num_gauss()) * *frames;
   const double audio_s = *frames / 100.0;
@@ -99,22 +119,31 @@ int RunBench(int argc, char** argv) {
       "%d frames, %d timed batches (median), SIMD target %s\n",
       *states, *gauss, *dim, static_cast<long long>(model.num_gauss()), *frames, *iterations,
       SimdTargetName());
-  std::printf("%-8s %-26s %12s %16s %10s %12s\n", "threads", "path", "ms/batch", "Gauss-frames/s",
-              "RTF", "max|err|");
+  std::printf(
+      "max|err|: on 16 random frames; adversarial: the worst error on 16 frames built to "
+      "be hard (model/random_model.h), as a multiple of the contract's tolerance "
+      "max(1e-3, 2^-19 |score|): above 1 breaks it\n");
+  std::printf("%-8s %-26s %12s %16s %10s %12s %12s\n", "threads", "path", "ms/batch",
+              "Gauss-frames/s", "RTF", "max|err|", "adversarial");
   for (int threads : thread_counts) {
     CpuScorer fast(model, threads);
+    CpuScorer unguarded(model, threads);
+    unguarded.set_guard_gamma(0.0f);
     BlasTwoKernelScorer peer(model, threads);
-    double fast_s = 0, peer_s = 0;
-    for (const Scorer* scorer :
-         {static_cast<const Scorer*>(&fast), static_cast<const Scorer*>(&peer)}) {
-      auto t = TimeScorer(*scorer, batches, *iterations, check, check_ref);
+    double fast_s = 0, unguarded_s = 0, peer_s = 0;
+    for (const auto& [scorer, name, seconds] :
+         {std::tuple<const Scorer*, std::string, double*>{&fast, fast.name(), &fast_s},
+          {&unguarded, "cpu-simd without the guard", &unguarded_s},
+          {&peer, peer.name(), &peer_s}}) {
+      auto t = TimeScorer(*scorer, batches, *iterations, random, adversarial);
       if (!t.ok()) return Fail("bench", t.status());
-      (scorer == &fast ? fast_s : peer_s) = t->median_s;
-      std::printf("%-8d %-26s %12.3f %16.3e %10.5f %12.2e\n", threads, scorer->name().c_str(),
+      *seconds = t->median_s;
+      std::printf("%-8d %-26s %12.3f %16.3e %10.5f %12.2e %12.2f\n", threads, name.c_str(),
                   t->median_s * 1e3, gauss_frames / t->median_s, t->median_s / audio_s,
-                  t->max_abs_error);
+                  t->max_abs_error, t->adversarial_error);
     }
-    std::printf("%-8d ratio cpu-simd / two-kernel: %.2fx\n", threads, peer_s / fast_s);
+    std::printf("%-8d ratio cpu-simd / two-kernel: %.2fx; the guard's cost: %+.1f%%\n", threads,
+                peer_s / fast_s, 100.0 * (fast_s / unguarded_s - 1.0));
   }
   return 0;
 }

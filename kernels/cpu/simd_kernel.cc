@@ -110,6 +110,63 @@ void ScoreTileBlockImpl(const TileBlockJob& job) {
   LogAddStates(d, job);
 }
 
+void ScoreOutlierBlockImpl(const OutlierBlockJob& job) {
+  const hn::CappedTag<float, kFrameBlock> d;
+  for (int32_t o = 0; o < job.num_outliers; ++o) {
+    const float* HWY_RESTRICT mu = job.params + size_t(o) * 2 * job.dim;
+    const float* HWY_RESTRICT v = mu + job.dim;
+    float* HWY_RESTRICT out = job.state_scores + size_t(job.local_state[o]) * kFrameBlock;
+    const auto l = hn::Set(d, job.lconst[o]);
+    for (size_t f = 0; f < kFrameBlock; f += hn::Lanes(d)) {
+      auto acc = hn::Zero(d);
+      for (int32_t dd = 0; dd < job.dim; ++dd) {
+        const auto diff =
+            hn::Sub(hn::Load(d, job.frames + size_t(dd) * kFrameBlock + f), hn::Set(d, mu[dd]));
+        acc = hn::MulAdd(hn::Mul(diff, diff), hn::Set(d, v[dd]), acc);
+      }
+      const auto score = hn::Add(acc, l);
+      const auto before = hn::Load(d, out + f);
+      const auto best = hn::Max(before, score);
+      const auto sum = hn::Add(hn::Exp(d, hn::Sub(before, best)), hn::Exp(d, hn::Sub(score, best)));
+      hn::Store(hn::Add(best, hn::Log(d, sum)), d, out + f);
+    }
+  }
+}
+
+// GuardFires, vectorised over frames.
+bool GuardTileBlockImpl(const float* HWY_RESTRICT state_scores, int32_t num_states,
+                        const StateGuard* HWY_RESTRICT guards, float gamma,
+                        uint64_t* HWY_RESTRICT fired) {
+  const hn::CappedTag<float, kFrameBlock> d;
+  const size_t L = hn::Lanes(d);
+  bool any = false;
+  for (int32_t s = 0; s < num_states; ++s) {
+    const StateGuard& g = guards[s];
+    const auto l_max = hn::Set(d, g.l_max);
+    const auto fixed = hn::Set(d, gamma * (g.c_max + kGuardTailNats) + 0x1p-23f * g.abs_l_max);
+    uint64_t bits = 0;
+    for (size_t f = 0; f < kFrameBlock; f += L) {
+      const auto score = hn::Load(d, state_scores + size_t(s) * kFrameBlock + f);
+      const auto bound =
+          hn::MulAdd(hn::Set(d, gamma), hn::Max(hn::Zero(d), hn::Sub(l_max, score)), fixed);
+      const auto allowance =
+          hn::Mul(hn::Set(d, 0.8f),
+                  hn::Max(hn::Set(d, 1e-3f), hn::Mul(hn::Set(d, 0x1p-19f), hn::Abs(score))));
+      const auto mask = hn::Gt(bound, allowance);
+      if (!hn::AllFalse(d, mask)) {
+        uint8_t mask_bits[8] = {};
+        hn::StoreMaskBits(d, mask, mask_bits);
+        uint64_t lanes = 0;
+        for (size_t i = 0; i < (L + 7) / 8; ++i) lanes |= uint64_t(mask_bits[i]) << (8 * i);
+        bits |= lanes << f;
+      }
+    }
+    fired[s] = bits;
+    any |= bits != 0;
+  }
+  return any;
+}
+
 void LogAddRowsImpl(const float* HWY_RESTRICT rows, int32_t num_rows, size_t stride,
                     int32_t num_frames, float* HWY_RESTRICT out) {
   const hn::ScalableTag<float> d;
@@ -135,6 +192,10 @@ HWY_AFTER_NAMESPACE();
 namespace gmmscore {
 HWY_EXPORT(ScoreTileBlockImpl);
 
+HWY_EXPORT(ScoreOutlierBlockImpl);
+
+HWY_EXPORT(GuardTileBlockImpl);
+
 HWY_EXPORT(LogAddRowsImpl);
 
 const char* SimdTargetName() {
@@ -143,6 +204,15 @@ const char* SimdTargetName() {
 }
 
 void ScoreTileBlock(const TileBlockJob& job) { HWY_DYNAMIC_DISPATCH(ScoreTileBlockImpl)(job); }
+
+void ScoreOutlierBlock(const OutlierBlockJob& job) {
+  HWY_DYNAMIC_DISPATCH(ScoreOutlierBlockImpl)(job);
+}
+
+bool GuardTileBlock(const float* state_scores, int32_t num_states, const StateGuard* guards,
+                    float gamma, uint64_t* fired) {
+  return HWY_DYNAMIC_DISPATCH(GuardTileBlockImpl)(state_scores, num_states, guards, gamma, fired);
+}
 
 void LogAddRows(const float* rows, int32_t num_rows, size_t stride, int32_t num_frames,
                 float* out) {

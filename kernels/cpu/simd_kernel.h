@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "model/score_guard.h"
+
 namespace gmmscore {
 
 struct TileBlockJob {
@@ -21,6 +23,27 @@ struct TileBlockJob {
 };
 
 void ScoreTileBlock(const TileBlockJob& job);
+
+// A tile's outlier Gaussians (model/expanded_form.h) against the same block of frames in the
+// direct form, v (x - mu)^2 summed over dimensions plus L, unshifted, each log-added into its
+// state's scores. No term is larger than the result, so float32 keeps its relative precision.
+struct OutlierBlockJob {
+  int32_t dim = 0;
+  int32_t num_outliers = 0;
+  const float* params = nullptr;         // [outlier][mu x dim, v x dim]
+  const float* lconst = nullptr;         // [outlier] L_g
+  const int32_t* local_state = nullptr;  // [outlier] the tile's state it belongs to
+  const float* frames = nullptr;         // [dim][x x kFrameBlock], not shifted, aligned
+  float* state_scores = nullptr;         // in and out, as TileBlockJob::state_scores
+};
+
+void ScoreOutlierBlock(const OutlierBlockJob& job);
+
+// The guard (model/score_guard.h) on a block's state scores [num_states][kFrameBlock]: bit f of
+// fired[s] set where frame f of state s must be recomputed in the direct form. Returns whether
+// any bit is set.
+bool GuardTileBlock(const float* state_scores, int32_t num_states, const StateGuard* guards,
+                    float gamma, uint64_t* fired);
 
 // The SIMD target the kernels dispatch to on this machine, e.g. "AVX3_ZEN4", "AVX2".
 const char* SimdTargetName();
