@@ -33,10 +33,11 @@ GMMSCORE_HOST_DEVICE inline double ContractTolerance(double score) {
   return fmax(1e-3, 0x1p-19 * fabs(score));
 }
 
-// What a fast path may spend of the contract before the final rounding to float32 and the
-// log-add's own error: 80% of it.
+// What a fast path may spend of the contract: 90% of it. The rest covers the final rounding to
+// float32 (at most u |S|, 3e-5 at |S| = 524) and the log-add's approximate exp2/log2 (relative
+// 2^-22 of the log-sum).
 GMMSCORE_HOST_DEVICE inline float GuardAllowance(float score) {
-  return 0.8f * fmaxf(1e-3f, 0x1p-19f * fabsf(score));
+  return 0.9f * fmaxf(1e-3f, 0x1p-19f * fabsf(score));
 }
 
 // Gaussians further than this below the state's score weigh less than e^-16 = 1.1e-7 in it.
@@ -62,6 +63,20 @@ GMMSCORE_HOST_DEVICE inline float GuardErrorBound(const StateGuard& guard, float
 // Whether a path of constant gamma must recompute the score in the direct form.
 GMMSCORE_HOST_DEVICE inline bool GuardFires(const StateGuard& guard, float score, float gamma) {
   return GuardErrorBound(guard, score, gamma) > GuardAllowance(score);
+}
+
+// Whether GuardFires can hold for any score at all, so that a path may leave the state unwatched.
+// The bound minus the allowance is piecewise linear in the score, with kinks at l_max and at
+// +-524.288 (where the allowance turns relative); for gamma below the allowance's relative slope
+// it falls towards both ends, so its maximum is at a kink. Checked with gamma 1% high, for the
+// rounding of scores near a kink.
+GMMSCORE_HOST_DEVICE inline bool GuardCanFire(const StateGuard& guard, float gamma) {
+  if (gamma >= 0.9f * 0x1p-19f) return true;
+  const float kinks[3] = {guard.l_max, -524.288f, 524.288f};
+  for (const float score : kinks) {
+    if (GuardFires(guard, score, 1.01f * gamma)) return true;
+  }
+  return false;
 }
 
 }  // namespace gmmscore

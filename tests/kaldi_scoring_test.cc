@@ -2,7 +2,6 @@
 // Kaldi's own gmm-compute-likes output (loglikes.ark) and the float64 reference.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -79,12 +78,7 @@ TEST(KaldiScoring, FramesFarFromTheMeansKeepTheContract) {
     ASSERT_TRUE(fast.Score(x, &out).ok());
     for (int32_t t = 0; t < out.rows; ++t) {
       for (int32_t s = 0; s < out.cols; ++s) {
-        const bool f = GuardFires(guards[size_t(s)], out.at(t, s), kCpuGuardGamma);
-        guarded += f;
-        if (f && guarded % 97 == 0)
-          printf("S %.1f c_max %.1f l_max %.1f rowbest %.1f\n", out.at(t, s),
-                 guards[size_t(s)].c_max, guards[size_t(s)].l_max,
-                 *std::max_element(out.row(t), out.row(t) + out.cols));
+        guarded += GuardFires(guards[size_t(s)], out.at(t, s), kCpuGuardGamma);
       }
     }
     scores += int64_t(out.rows) * out.cols;

@@ -37,6 +37,7 @@
 #include "kernels/cuda/event_timing.h"
 #include "kernels/cuda/kernel_chooser.h"
 #include "model/random_model.h"
+#include "model/score_guard.h"
 
 namespace gmmscore {
 namespace {
@@ -47,6 +48,7 @@ constexpr int kIterations = 50;
 // Frames checked against the float64 reference: a whole 16-frame tile of the tensor kernel.
 constexpr int32_t kErrorFrames = 16;
 constexpr double kFramesPerSecond = 100.0;
+constexpr int32_t kAdversarialFrames = 64;
 
 struct Case {
   const char* label;
@@ -67,7 +69,20 @@ struct Row {
   double ceiling = 0.0;         // Gaussian-frames/s at the measured FMA rate
   double tensor_ceiling = 0.0;  // Gaussian-frames/s at the measured TF32 mma rate; 0: not tensor
   double error = 0.0;
+  // The worst error on kAdversarialFrames frames built to be hard (AdversarialFeatures), as a
+  // multiple of the contract's tolerance max(1e-3, 2^-19 |score|): above 1 breaks it.
+  double adversarial = 0.0;
+  double unguarded_kernel_ms = 0.0;  // the same kernels without the guard; 0: not measured
 };
+
+double WorstContractRatio(const float* scores, const std::vector<double>& ref) {
+  double worst = 0.0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double ratio = std::abs(double(scores[i]) - ref[i]) / ContractTolerance(ref[i]);
+    worst = std::isnan(ratio) ? INFINITY : std::max(worst, ratio);
+  }
+  return worst;
+}
 
 double MaxAbsError(const float* scores, const std::vector<double>& ref) {
   double worst = 0.0;
@@ -84,7 +99,9 @@ struct Inputs {
   std::vector<DeviceArray<float>> device;
   PinnedArray<float> host_out;
   DeviceArray<float> device_out;
-  std::vector<double> reference;  // the first kErrorFrames frames of window 0
+  std::vector<double> reference;   // the first kErrorFrames frames of window 0
+  DeviceArray<float> adversarial;  // kAdversarialFrames frames of AdversarialFeatures
+  std::vector<double> adversarial_reference;
 };
 
 absl::StatusOr<Inputs> MakeInputs(const GmmModel& model, int32_t window, uint32_t seed) {
@@ -103,7 +120,10 @@ absl::StatusOr<Inputs> MakeInputs(const GmmModel& model, int32_t window, uint32_
       inputs.reference = ReferenceScores(model, first);
     }
   }
-  const size_t out_floats = size_t(window) * model.num_states();
+  const Matrix adversarial = AdversarialFeatures(model, kAdversarialFrames, seed);
+  GMM_ASSIGN_OR_RETURN(inputs.adversarial, UploadToDevice(adversarial.data));
+  inputs.adversarial_reference = ReferenceScores(model, adversarial);
+  const size_t out_floats = size_t(std::max(window, kAdversarialFrames)) * model.num_states();
   GMM_ASSIGN_OR_RETURN(inputs.host_out, PinnedArray<float>::Allocate(out_floats));
   GMM_ASSIGN_OR_RETURN(inputs.device_out, DeviceArray<float>::Allocate(out_floats));
   return inputs;
@@ -148,6 +168,10 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
                        CudaResidentModel::Plan(model, every));
   GMM_ASSIGN_OR_RETURN(const std::unique_ptr<CudaResidentModel> resident,
                        CudaResidentModel::Upload(layouts, 0));
+  CudaResidentModel::Layouts unguarded_layouts = layouts;
+  unguarded_layouts.guard_scale = 0.0f;
+  GMM_ASSIGN_OR_RETURN(const std::unique_ptr<CudaResidentModel> unguarded,
+                       CudaResidentModel::Upload(unguarded_layouts, 0));
   GMM_ASSIGN_OR_RETURN(const std::unique_ptr<CudaWorkspace> workspace, CudaWorkspace::Create(0));
   GMM_RETURN_IF_ERROR(workspace->Reserve(
       {max_window, model.dim(), model.num_states(), 1, resident->SplitScratchFloats(max_window)}));
@@ -160,6 +184,13 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
       c.label, c.states, c.gauss, c.dim, 1e-6 * double(resident->bytes()),
       1e-6 * double(workspace->device_bytes()), 1e-6 * double(cublas->device_bytes()));
   std::printf("kernels: %s\n", resident->KernelSummary().c_str());
+  std::printf(
+      "guard: watches %d states after SIMT, %d after 3xF16, %d after 3xTF32, %d after "
+      "1xTF32 (outliers: the model's Gaussians with c > 512)\n",
+      resident->WatchedStates(CudaKernelKind::kSimt),
+      resident->WatchedStates(CudaKernelKind::kTensor3xF16),
+      resident->WatchedStates(CudaKernelKind::kTensor3xTf32),
+      resident->WatchedStates(CudaKernelKind::kTensor1xTf32));
   for (int32_t window : c.windows) {
     GMM_ASSIGN_OR_RETURN(Inputs inputs, MakeInputs(model, window, 7u * window));
     const auto tune = [&](CudaKernelMode mode) {
@@ -203,6 +234,21 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
               }));
       row.path = path;
       row.tensor_ceiling = TensorCeiling(config, c.dim, ceilings);
+      GMM_ASSIGN_OR_RETURN(row.unguarded_kernel_ms,
+                           MedianMilliseconds(buffers.stream, kWarmup, kIterations, [&](int i) {
+                             return unguarded->Launch(config, inputs.device[i % kInputSets].get(),
+                                                      window, inputs.device_out.get(),
+                                                      buffers.split_scratch, buffers.stream);
+                           }));
+      GMM_RETURN_IF_ERROR(resident->Launch(config, inputs.adversarial.get(), kAdversarialFrames,
+                                           inputs.device_out.get(), buffers.split_scratch,
+                                           buffers.stream));
+      GMM_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(inputs.host_out.get(), inputs.device_out.get(),
+                          size_t(kAdversarialFrames) * size_t(c.states) * sizeof(float),
+                          cudaMemcpyDeviceToHost, buffers.stream));
+      GMM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(buffers.stream));
+      row.adversarial = WorstContractRatio(inputs.host_out.get(), inputs.adversarial_reference);
       return row;
     };
     GMM_ASSIGN_OR_RETURN(Row simt_row, scorer_path(simt, "SIMT fused"));
@@ -236,15 +282,22 @@ absl::Status RunCase(const Case& c, const DeviceCeilings& ceilings, std::vector<
 void PrintTable(const std::vector<Row>& rows) {
   std::printf(
       "\n| case | states x gauss x dim | window | path | ms/window (copies incl.) | kernel ms | "
-      "Gauss-frames/s | kernel Gauss-frames/s | kernel / FP32 ceiling | RTF | max abs err |\n"
-      "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+      "Gauss-frames/s | kernel Gauss-frames/s | kernel / FP32 ceiling | RTF | max abs err | "
+      "adversarial / tolerance | kernel ms without the guard |\n"
+      "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Row& r : rows) {
     const double rate = r.gauss_frames / (1e-3 * r.ms);
     const double kernel_rate = r.gauss_frames / (1e-3 * r.kernel_ms);
     const double rtf = 1e-3 * r.ms / (r.window / kFramesPerSecond);
-    std::printf("| (%s) | %s | %d | %s | %.4f | %.4f | %.3g | %.3g | %.0f%% | %.2e | %.1e |\n",
-                r.label.c_str(), r.model.c_str(), r.window, r.path.c_str(), r.ms, r.kernel_ms, rate,
-                kernel_rate, 100.0 * kernel_rate / r.ceiling, rtf, r.error);
+    const std::string adversarial =
+        r.unguarded_kernel_ms > 0.0 ? absl::StrFormat("%.2f", r.adversarial) : "-";
+    const std::string unguarded =
+        r.unguarded_kernel_ms > 0.0 ? absl::StrFormat("%.4f", r.unguarded_kernel_ms) : "-";
+    std::printf(
+        "| (%s) | %s | %d | %s | %.4f | %.4f | %.3g | %.3g | %.0f%% | %.2e | %.1e | %s | %s |\n",
+        r.label.c_str(), r.model.c_str(), r.window, r.path.c_str(), r.ms, r.kernel_ms, rate,
+        kernel_rate, 100.0 * kernel_rate / r.ceiling, rtf, r.error, adversarial.c_str(),
+        unguarded.c_str());
   }
   std::printf(
       "\n| case | window | path | kernel Gauss-frames/s | mma ceiling | kernel / ceiling |\n"

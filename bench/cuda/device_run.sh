@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH="$PWD/lib:$(dirname "${cublas:-/usr/local/cuda/lib64/x}")
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv
 status=0
-for test in cuda_scorer_test cuda_tensor_scorer_test cuda_fusion_test cuda_viterbi_test \
+for test in cuda_fidelity_test cuda_scorer_test cuda_tensor_scorer_test cuda_fusion_test cuda_viterbi_test \
   server_cuda_test; do
   timeout 300 "./$test" 2>&1 | tee "$out/$test.log" | grep -vE '^\[ +(RUN|OK) +\]' || status=1
 done

@@ -13,7 +13,7 @@ build="${1:-build}"
 bundle=.device-bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
-binaries=("$build/tests/cuda_scorer_test" "$build/tests/cuda_tensor_scorer_test"
+binaries=("$build/tests/cuda_fidelity_test" "$build/tests/cuda_scorer_test" "$build/tests/cuda_tensor_scorer_test"
   "$build/tests/cuda_fusion_test" "$build/tests/cuda_viterbi_test" "$build/tests/server_cuda_test"
   "$build/bench/cuda_bench" "$build/bench/cuda_launch_bench" "$build/bench/cuda_align_bench"
   "$build/server/gmmscored" "$build/tools/gmmscore")

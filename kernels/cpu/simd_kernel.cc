@@ -150,7 +150,7 @@ bool GuardTileBlockImpl(const float* HWY_RESTRICT state_scores, int32_t num_stat
       const auto bound =
           hn::MulAdd(hn::Set(d, gamma), hn::Max(hn::Zero(d), hn::Sub(l_max, score)), fixed);
       const auto allowance =
-          hn::Mul(hn::Set(d, 0.8f),
+          hn::Mul(hn::Set(d, 0.9f),
                   hn::Max(hn::Set(d, 1e-3f), hn::Mul(hn::Set(d, 0x1p-19f), hn::Abs(score))));
       const auto mask = hn::Gt(bound, allowance);
       if (!hn::AllFalse(d, mask)) {

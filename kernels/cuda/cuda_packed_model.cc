@@ -23,7 +23,9 @@ int64_t VectorBytes(const std::vector<T>& v) {
 
 int64_t CudaModelLayout::device_bytes() const {
   return VectorBytes(shift) + VectorBytes(group_first_quad) + VectorBytes(slot_state) +
-         VectorBytes(params) + VectorBytes(gconst);
+         VectorBytes(params) + VectorBytes(gconst) + VectorBytes(guards) +
+         VectorBytes(outlier_begin) + VectorBytes(outlier_params) + VectorBytes(outlier_lconst) +
+         VectorBytes(state_slot) + VectorBytes(state_gauss) + VectorBytes(lconst);
 }
 
 absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
@@ -67,6 +69,9 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
   const size_t quad_floats = size_t(layout.chunks) * chunk_floats;
   layout.params.assign(size_t(quads) * quad_floats + chunk_floats, 0.0f);
   layout.gconst.assign(size_t(quads) * kQuadGauss * kGroupStates, kPadGconst);
+  layout.lconst.assign(layout.gconst.size(), kPadGconst);
+  layout.state_slot.assign(size_t(layout.num_states), 0);
+  layout.state_gauss.assign(size_t(layout.num_states), 0);
 
   std::vector<float> u(dim);
   std::vector<float> v(dim);
@@ -74,6 +79,8 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
     for (int32_t slot = 0; slot < kGroupStates; ++slot) {
       const int32_t state = layout.slot_state[size_t(g) * kGroupStates + slot];
       if (state < 0) continue;
+      layout.state_slot[size_t(state)] = g * kGroupStates + slot;
+      layout.state_gauss[size_t(state)] = model.num_gauss_in(state);
       for (int32_t i = 0; i < model.num_gauss_in(state); ++i) {
         const int64_t quad = layout.group_first_quad[g] + i / kQuadGauss;
         const int32_t in_quad = i % kQuadGauss;
@@ -86,9 +93,25 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
           layout.params[u_at] = u[d];
           layout.params[v_at] = v[d];
         }
-        layout.gconst[(size_t(quad) * kQuadGauss + in_quad) * kGroupStates + slot] = k;
+        const size_t k_at = (size_t(quad) * kQuadGauss + in_quad) * kGroupStates + slot;
+        layout.gconst[k_at] = k;
+        if (k != kPadGconst) {
+          layout.lconst[k_at] =
+              static_cast<float>(DirectConstant(model, model.gauss_begin(state) + i));
+        }
       }
     }
+  }
+
+  layout.guards = StateGuards(model, layout.shift);
+  const Outliers outliers = FindOutliers(model, layout.shift);
+  layout.outlier_begin.assign(outliers.state_begin.begin(), outliers.state_begin.end());
+  for (const int64_t g : outliers.gauss) {
+    for (int32_t d = 0; d < dim; ++d) layout.outlier_params.push_back(model.mean(g)[d]);
+    for (int32_t d = 0; d < dim; ++d) {
+      layout.outlier_params.push_back(static_cast<float>(-0.5 / double(model.variance(g)[d])));
+    }
+    layout.outlier_lconst.push_back(static_cast<float>(DirectConstant(model, g)));
   }
   return layout;
 }
@@ -107,6 +130,20 @@ absl::StatusOr<CudaPackedModel> CudaPackedModel::Upload(const CudaModelLayout& l
   GMM_ASSIGN_OR_RETURN(packed.group_first_quad_, UploadToDevice(layout.group_first_quad));
   GMM_ASSIGN_OR_RETURN(packed.slot_state_, UploadToDevice(layout.slot_state));
   GMM_ASSIGN_OR_RETURN(packed.shift_, UploadToDevice(layout.shift));
+  GMM_ASSIGN_OR_RETURN(packed.guards_, UploadToDevice(layout.guards));
+  GMM_ASSIGN_OR_RETURN(packed.outlier_begin_, UploadToDevice(layout.outlier_begin));
+  GMM_ASSIGN_OR_RETURN(packed.outlier_params_, UploadToDevice(layout.outlier_params));
+  GMM_ASSIGN_OR_RETURN(packed.outlier_lconst_, UploadToDevice(layout.outlier_lconst));
+  GMM_ASSIGN_OR_RETURN(packed.state_slot_, UploadToDevice(layout.state_slot));
+  GMM_ASSIGN_OR_RETURN(packed.state_gauss_, UploadToDevice(layout.state_gauss));
+  GMM_ASSIGN_OR_RETURN(packed.lconst_, UploadToDevice(layout.lconst));
+  packed.guard_view_ = {.guards = packed.guards_.get(),
+                        .outlier_begin = packed.outlier_begin_.get(),
+                        .outlier_params = packed.outlier_params_.get(),
+                        .outlier_lconst = packed.outlier_lconst_.get(),
+                        .state_slot = packed.state_slot_.get(),
+                        .state_gauss = packed.state_gauss_.get(),
+                        .lconst = packed.lconst_.get()};
   SimtModelView& view = packed.view_;
   view.params = reinterpret_cast<const float4*>(packed.params_.get());
   view.gconst = packed.gconst_.get();

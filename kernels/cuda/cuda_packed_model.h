@@ -20,6 +20,9 @@
 //    (the same shift as CpuPackedModel; see kernels/cpu/packed_model.h).
 //  - u = mu'/var, v = -1/(2 var) and K are scaled by log2(e): the kernel log-adds with the
 //    hardware exp2/log2 instructions and multiplies by ln 2 once on output.
+//  - Outlier Gaussians (model/expanded_form.h) get K = kPadGconst like padding; the guard kernel
+//    (score_guard_kernel.h) scores them apart, from the guard arrays below, which are built with
+//    the layout because the guard's fallback reads the layout.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/cuda/cuda_buffers.h"
+#include "kernels/cuda/guard_model_view.h"
 #include "kernels/cuda/simt_model_view.h"
 #include "model/gmm_model.h"
 
@@ -45,6 +49,14 @@ struct CudaModelLayout {
   // kernel prefetches the chunk after the one it computes, also after its group's last.
   std::vector<float> params;
   std::vector<float> gconst;  // [quads][kQuadGauss][kGroupStates]
+  // For the guard (guard_model_view.h has the meaning of each).
+  std::vector<StateGuard> guards;
+  std::vector<int32_t> outlier_begin;
+  std::vector<float> outlier_params;
+  std::vector<float> outlier_lconst;
+  std::vector<int32_t> state_slot;
+  std::vector<int32_t> state_gauss;
+  std::vector<float> lconst;  // as gconst
 
   int64_t device_bytes() const;  // what Upload allocates
 };
@@ -65,6 +77,7 @@ class CudaPackedModel {
   static absl::StatusOr<CudaPackedModel> Upload(const CudaModelLayout& layout);
 
   SimtModelView view() const { return view_; }
+  GuardModelView guard_view() const { return guard_view_; }
   int64_t device_bytes() const { return device_bytes_; }
 
  private:
@@ -73,7 +86,15 @@ class CudaPackedModel {
   DeviceArray<int32_t> group_first_quad_;
   DeviceArray<int32_t> slot_state_;
   DeviceArray<float> shift_;
+  DeviceArray<StateGuard> guards_;
+  DeviceArray<int32_t> outlier_begin_;
+  DeviceArray<float> outlier_params_;
+  DeviceArray<float> outlier_lconst_;
+  DeviceArray<int32_t> state_slot_;
+  DeviceArray<int32_t> state_gauss_;
+  DeviceArray<float> lconst_;
   SimtModelView view_;
+  GuardModelView guard_view_;
   int64_t device_bytes_ = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/score_guard_kernel.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -60,6 +61,7 @@ absl::StatusOr<CudaResidentModel::Layouts> CudaResidentModel::Plan(const GmmMode
         " frames a tensor-kernel block and ", kMaxSplits, " splits)"));
   }
   Layouts layouts;
+  layouts.guard_scale = choice.guard_scale;
   GMM_ASSIGN_OR_RETURN(layouts.simt, BuildCudaModelLayout(model));
   if (WantsTensor(choice) && TensorKernelSupports(model.dim(), model.num_states())) {
     GMM_ASSIGN_OR_RETURN(layouts.tensor,
@@ -83,6 +85,19 @@ absl::StatusOr<std::unique_ptr<CudaResidentModel>> CudaResidentModel::Upload(con
     GMM_ASSIGN_OR_RETURN(resident->tensor_kernel_, TensorKernel::Create(layouts.simt.dim));
   }
   resident->split_slots_ = layouts.split_slots();
+  resident->guard_scale_ = layouts.guard_scale;
+  const CudaModelLayout& simt = layouts.simt;
+  for (int kind = 0; kind < kKinds; ++kind) {
+    const float gamma = GuardGamma(static_cast<CudaKernelKind>(kind)) * layouts.guard_scale;
+    std::vector<int32_t> watched;
+    for (int32_t s = 0; s < simt.num_states; ++s) {
+      if (simt.outlier_begin[size_t(s) + 1] > simt.outlier_begin[size_t(s)] ||
+          (gamma > 0.0f && GuardCanFire(simt.guards[size_t(s)], gamma))) {
+        watched.push_back(s);
+      }
+    }
+    GMM_ASSIGN_OR_RETURN(resident->watched_[size_t(kind)], UploadToDevice(watched));
+  }
   return resident;
 }
 
@@ -97,7 +112,10 @@ absl::StatusOr<std::unique_ptr<CudaResidentModel>> CudaResidentModel::Create(
 }
 
 int64_t CudaResidentModel::bytes() const {
-  return packed_.device_bytes() + (tensor_packed_ ? tensor_packed_->device_bytes() : 0);
+  int64_t watched_bytes = 0;
+  for (const DeviceArray<int32_t>& watched : watched_) watched_bytes += int64_t(watched.bytes());
+  return packed_.device_bytes() + (tensor_packed_ ? tensor_packed_->device_bytes() : 0) +
+         watched_bytes;
 }
 
 bool CudaResidentModel::HasKind(CudaKernelKind kind) const {
@@ -123,11 +141,16 @@ absl::Status CudaResidentModel::Launch(const CudaKernelConfig& config, const flo
         absl::StrCat(ToString(config), ": this model has no such kernel or its rows resident"));
   }
   if (!IsTensor(config)) {
-    return kernel_.Launch(packed_.view(), device_feats, frames, config.splits, split_scratch,
-                          device_out, stream);
+    GMM_RETURN_IF_ERROR(kernel_.Launch(packed_.view(), device_feats, frames, config.splits,
+                                       split_scratch, device_out, stream));
+  } else {
+    GMM_RETURN_IF_ERROR(tensor_kernel_->Launch(tensor_packed_->view(), device_feats, frames, config,
+                                               split_scratch, device_out, stream));
   }
-  return tensor_kernel_->Launch(tensor_packed_->view(), device_feats, frames, config, split_scratch,
-                                device_out, stream);
+  const DeviceArray<int32_t>& watched = watched_[static_cast<size_t>(config.kind)];
+  return GuardScores(packed_.view(), packed_.guard_view(), watched.get(),
+                     static_cast<int32_t>(watched.size()), device_feats, frames,
+                     GuardGamma(config.kind) * guard_scale_, device_out, stream);
 }
 
 }  // namespace gmmscore

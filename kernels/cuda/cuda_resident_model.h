@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -35,6 +36,10 @@ struct CudaKernelChoice {
   // only the rows of the kind the mode or the fixed configuration uses are built: the 3xTF32 rows
   // are twice the size of the 3xF16 ones.
   bool all_tensor_kinds = false;
+  // Multiplies the guard's gamma (GuardGamma, kernel_config.h): 0 turns the guard off and a large
+  // value (2^24) sends every score through the direct form, so that tests and benchmarks can
+  // measure what the guard saves and costs. The outliers are scored either way.
+  float guard_scale = 1.0f;
 };
 
 class CudaResidentModel final : public ResidentModel {
@@ -43,6 +48,7 @@ class CudaResidentModel final : public ResidentModel {
   struct Layouts {
     CudaModelLayout simt;
     std::optional<TensorModelLayout> tensor;
+    float guard_scale = 1.0f;  // CudaKernelChoice::guard_scale
     int64_t device_bytes() const;
     // Slots of the larger layout: the split launches of either kernel share one scratch.
     int64_t split_slots() const;
@@ -70,13 +76,18 @@ class CudaResidentModel final : public ResidentModel {
   bool HasKind(CudaKernelKind kind) const;
   // The kernels' resource reports.
   std::string KernelSummary() const;
+  // States the guard kernel watches after a launch of this kind (score_guard_kernel.h).
+  int32_t WatchedStates(CudaKernelKind kind) const {
+    return static_cast<int32_t>(watched_[static_cast<size_t>(kind)].size());
+  }
   // Device floats of split scratch a launch of `frames` frames needs.
   int64_t SplitScratchFloats(int32_t frames) const;
 
   // Scores `frames` frames of device_feats (frames x dim) into device_out (frames x num_states)
-  // in `config`, asynchronously on `stream` (of this model's device), with split_scratch holding
-  // SplitScratchFloats(frames) floats. Thread-safe: it reads only the resident model. Fails with
-  // FailedPrecondition for a kind whose kernel or rows are not resident.
+  // in `config`, then runs the guard kernel (score_guard_kernel.h), asynchronously on `stream`
+  // (of this model's device), with split_scratch holding SplitScratchFloats(frames) floats.
+  // Thread-safe: it reads only the resident model. Fails with FailedPrecondition for a kind whose
+  // kernel or rows are not resident.
   absl::Status Launch(const CudaKernelConfig& config, const float* device_feats, int32_t frames,
                       float* device_out, float* split_scratch, cudaStream_t stream) const;
 
@@ -90,6 +101,11 @@ class CudaResidentModel final : public ResidentModel {
   std::optional<TensorPackedModel> tensor_packed_;
   std::optional<TensorKernel> tensor_kernel_;
   int64_t split_slots_ = 0;
+  float guard_scale_ = 1.0f;
+  // Per kernel kind (by the enum's value), the states the guard kernel watches at its gamma
+  // (score_guard_kernel.h).
+  static constexpr int kKinds = 4;
+  std::array<DeviceArray<int32_t>, kKinds> watched_;
 };
 
 }  // namespace gmmscore

@@ -82,6 +82,24 @@ inline const char* KindName(CudaKernelKind kind) {
   return "tensor 3xF16";
 }
 
+// A kind's error per unit of c + r (model/score_guard.h), for the guard that ends every launch:
+// about 1.5 times the worst the randomized search of cuda_scorer_test and cuda_tensor_scorer_test
+// finds on an H100 (docs/ARCHITECTURE.md, "Score error model"). 0 for the 1xTF32 kernel, whose
+// errors of 0.1 nats are what it is chosen for: no guard.
+inline float GuardGamma(CudaKernelKind kind) {
+  switch (kind) {
+    case CudaKernelKind::kSimt:
+      return 16.0f * 0x1p-24f;
+    case CudaKernelKind::kTensor3xTf32:
+      return 16.0f * 0x1p-24f;
+    case CudaKernelKind::kTensor1xTf32:
+      return 0.0f;
+    case CudaKernelKind::kTensor3xF16:
+      break;
+  }
+  return 16.0f * 0x1p-24f;
+}
+
 inline std::string ToString(const CudaKernelConfig& config) {
   if (config.kind == CudaKernelKind::kSimt) {
     return config.splits == 1 ? "SIMT" : "SIMT " + std::to_string(config.splits) + " splits";
