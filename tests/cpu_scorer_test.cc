@@ -118,19 +118,16 @@ TEST(CpuScorer, ExtremeButValidValues) {
 // contract here; the fast path, with its outlier pass and guard, keeps it.
 TEST(CpuScorerFidelity, AdversarialFramesKeepTheContract) {
   for (const int32_t dim : {39, 13, 37}) {
-    const GmmModel model = testing::AdversarialModel(dim, 60, 500u + dim);
-    const Matrix feats = AdversarialFeatures(model, 259, 600u + dim);
-    const std::vector<double> ref = ReferenceScores(model, feats);
-    const std::vector<StateGuard> guards = StateGuards(model, MeanOfMeans(model));
-    CpuScorer fast(model, 2);
+    const testing::AdversarialSet set = testing::MakeAdversarialSet(dim, 60, 259, 500u + dim);
+    CpuScorer fast(set.model, 2);
     Matrix out;
-    ASSERT_TRUE(fast.Score(feats, &out).ok());
-    const testing::ErrorSummary guarded = testing::Summarize(out, ref, guards);
+    ASSERT_TRUE(fast.Score(set.feats, &out).ok());
+    const testing::ErrorSummary guarded = set.Errors(out);
     fast.set_guard_gamma(0.0f);
-    ASSERT_TRUE(fast.Score(feats, &out).ok());
-    const testing::ErrorSummary unguarded = testing::Summarize(out, ref, guards);
+    ASSERT_TRUE(fast.Score(set.feats, &out).ok());
+    const testing::ErrorSummary unguarded = set.Errors(out);
     const testing::ErrorSummary plain =
-        testing::Summarize(testing::PlainExpandedForm(model, feats), ref, guards);
+        set.Errors(testing::PlainExpandedForm(set.model, set.feats));
     std::cout << "D" << dim << ": worst error " << guarded.worst_abs << " nats, "
               << unguarded.worst_abs << " without the guard, " << plain.worst_abs
               << " in the plain expanded form; gamma without the guard " << unguarded.worst_gamma

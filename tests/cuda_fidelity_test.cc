@@ -61,15 +61,12 @@ class CudaFidelityTest : public testing::WithCudaDevice<::testing::TestWithParam
 
 TEST_P(CudaFidelityTest, AdversarialFramesKeepTheContract) {
   for (const int32_t dim : {39, 13, 37}) {
-    const GmmModel model = testing::AdversarialModel(dim, 60, 500u + dim);
-    const Matrix feats = AdversarialFeatures(model, 259, 600u + dim);
-    const std::vector<double> ref = ReferenceScores(model, feats);
-    const std::vector<StateGuard> guards = StateGuards(model, MeanOfMeans(model));
-    auto guarded = Scorer(model, 1.0f);
-    auto unguarded = Scorer(model, 0.0f);
+    const testing::AdversarialSet set = testing::MakeAdversarialSet(dim, 60, 259, 500u + dim);
+    auto guarded = Scorer(set.model, 1.0f);
+    auto unguarded = Scorer(set.model, 0.0f);
     ASSERT_TRUE(guarded && unguarded);
-    const testing::ErrorSummary with = testing::Summarize(Fn(*guarded)(feats), ref, guards);
-    const testing::ErrorSummary without = testing::Summarize(Fn(*unguarded)(feats), ref, guards);
+    const testing::ErrorSummary with = set.Errors(Fn(*guarded)(set.feats));
+    const testing::ErrorSummary without = set.Errors(Fn(*unguarded)(set.feats));
     std::printf(
         "%s D%d adversarial: worst error %.3g nats (%.3g without the guard); gamma "
         "without the guard %.2f u\n",

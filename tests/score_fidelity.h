@@ -111,6 +111,25 @@ inline Matrix PlainExpandedForm(const GmmModel& model, const Matrix& feats) {
   return out;
 }
 
+// An adversarial model with its adversarial frames (features seed: seed + 100), their float64
+// scores and the guard's constants.
+struct AdversarialSet {
+  GmmModel model;
+  Matrix feats;
+  std::vector<double> reference;
+  std::vector<StateGuard> guards;
+  ErrorSummary Errors(const Matrix& out) const { return Summarize(out, reference, guards); }
+};
+
+inline AdversarialSet MakeAdversarialSet(int32_t dim, int32_t num_states, int32_t frames,
+                                         uint32_t seed) {
+  AdversarialSet set{AdversarialModel(dim, num_states, seed), Matrix(), {}, {}};
+  set.feats = AdversarialFeatures(set.model, frames, seed + 100);
+  set.reference = ReferenceScores(set.model, set.feats);
+  set.guards = StateGuards(set.model, MeanOfMeans(set.model));
+  return set;
+}
+
 using ScoreFn = std::function<Matrix(const Matrix&)>;
 
 // A randomized search for the frames a scorer gets most wrong: `lineages` frames start from
