@@ -4,6 +4,7 @@
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define GMMSCORE_WIRE_F16C 1
 #endif
@@ -143,7 +144,18 @@ __attribute__((target("avx,f16c"))) void HalvesToFloatsF16c(const unsigned char*
   HalvesToFloats(src + 2 * i, n - i, dst + i);
 }
 
-const bool kHaveF16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+// F16C and AVX in the processor (CPUID leaf 1) and the YMM registers saved by the OS (OSXSAVE,
+// then XGETBV). CPUID itself rather than __builtin_cpu_supports, whose "f16c" clang 14 lacks.
+bool HaveF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  if ((ecx & bit_F16C) == 0 || (ecx & bit_AVX) == 0 || (ecx & bit_OSXSAVE) == 0) return false;
+  unsigned xcr0_low = 0, xcr0_high = 0;
+  __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  return (xcr0_low & 0x6u) == 0x6u;  // SSE and AVX state
+}
+
+const bool kHaveF16c = HaveF16c();
 #endif
 
 }  // namespace
