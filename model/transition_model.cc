@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -59,11 +60,17 @@ absl::StatusOr<TransitionModel> TransitionModel::Create(HmmTopology topology,
   tm.tuples_ = std::move(tuples);
   tm.log_probs_ = std::move(log_probs);
 
+  // Transition-ids are int32 and every transition-state has at least one: more states than
+  // that cannot be numbered (callers' counts are checked here, not trusted).
+  if (tm.tuples_.size() >= size_t(std::numeric_limits<int32_t>::max() / 2)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(tm.tuples_.size(), " transition-states: more than int32 ids can number"));
+  }
   const int32_t num_tstates = static_cast<int32_t>(tm.tuples_.size());
   tm.state_to_first_id_.assign(num_tstates + 2, 0);
-  int32_t next_id = 1;
+  int64_t next_id = 1;
   for (int32_t ts = 1; ts <= num_tstates + 1; ++ts) {
-    tm.state_to_first_id_[ts] = next_id;
+    tm.state_to_first_id_[ts] = static_cast<int32_t>(next_id);
     if (ts > num_tstates) break;
     const TransitionTuple& t = tm.tuples_[ts - 1];
     if (t.phone <= 0 || t.phone >= static_cast<int32_t>(tm.topology_.phone_to_entry.size()) ||
@@ -77,13 +84,21 @@ absl::StatusOr<TransitionModel> TransitionModel::Create(HmmTopology topology,
                                                      t.hmm_state, " is not in phone ", t.phone,
                                                      "'s topology"));
     }
-    if (t.forward_pdf < 0 || t.self_loop_pdf < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("transition-state ", ts, ": negative pdf-id"));
+    if (t.forward_pdf < 0 || t.self_loop_pdf < 0 ||
+        t.forward_pdf == std::numeric_limits<int32_t>::max() ||
+        t.self_loop_pdf == std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat("transition-state ", ts, ": pdf-ids ",
+                                                     t.forward_pdf, " and ", t.self_loop_pdf,
+                                                     " are not in [0, 2^31 - 2]"));
     }
     tm.num_pdfs_ = std::max({tm.num_pdfs_, t.forward_pdf + 1, t.self_loop_pdf + 1});
-    next_id += static_cast<int32_t>(entry[t.hmm_state].transitions.size());
+    next_id += static_cast<int64_t>(entry[t.hmm_state].transitions.size());
+    if (next_id >= std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("transition-state ", ts, ": more transition-ids than int32 numbers"));
+    }
   }
-  const int32_t num_ids = next_id - 1;
+  const int32_t num_ids = static_cast<int32_t>(next_id - 1);
   if (static_cast<int32_t>(tm.log_probs_.size()) != num_ids + 1) {
     return absl::InvalidArgumentError(absl::StrCat("expected ", num_ids + 1,
                                                    " transition log-probabilities (transition-ids "

@@ -278,5 +278,20 @@ TEST(TransitionProbsTest, ScalesSelfLoopsAndForwardTransitionsAsKaldiDoes) {
   }
 }
 
+// TransitionModel::Create checks the counts it is given, whatever reader made them: a pdf-id whose
+// successor overflows int32 is refused, naming the transition-state.
+TEST(TransitionModelTest, CreateRefusesPdfIdsAtTheEndOfInt32) {
+  const TransitionModel& tm = KaldiMono();
+  std::vector<TransitionTuple> tuples = tm.tuples();
+  tuples[3].forward_pdf = std::numeric_limits<int32_t>::max();
+  const auto made = TransitionModel::Create(tm.topology(), tuples, tm.log_probs());
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(made.status().message().find("transition-state 4: pdf-ids 2147483647"),
+            std::string::npos)
+      << made.status();
+  EXPECT_TRUE(TransitionModel::Create(tm.topology(), tm.tuples(), tm.log_probs()).ok());
+}
+
 }  // namespace
 }  // namespace gmmscore
