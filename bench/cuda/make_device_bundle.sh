@@ -7,9 +7,12 @@
 # to stay under the carry limit; the scripts unpack it. Left out: the C and C++ runtimes, the
 # NVIDIA driver and cuBLAS, which the GPU machine's CUDA installation provides (libcublasLt alone
 # is over 500 MB).
-# Usage: bench/cuda/make_device_bundle.sh [BUILD_DIR]   (default build; run from the repo root)
+# Usage: bench/cuda/make_device_bundle.sh [BUILD_DIR]   (default build; a relative BUILD_DIR is
+# taken from the current directory; the bundle goes to the repo root's .device-bundle/)
 set -euo pipefail
-build="${1:-build}"
+build="$(realpath "${1:-build}")"
+cd "$(dirname "$0")/../.."
+[ -x "$build/bench/cuda_bench" ] || { echo "make_device_bundle.sh: no CUDA build in $build" >&2; exit 1; }
 bundle=.device-bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
