@@ -90,4 +90,14 @@ Outliers FindOutliers(const GmmModel& model, std::span<const float> shift) {
   return outliers;
 }
 
+void AppendDirectForm(const GmmModel& model, int64_t gauss, std::vector<float>* params,
+                      std::vector<float>* lconst) {
+  const auto mean = model.mean(gauss);
+  params->insert(params->end(), mean.begin(), mean.end());
+  for (const float var : model.variance(gauss)) {
+    params->push_back(static_cast<float>(-0.5 / double(var)));
+  }
+  lconst->push_back(static_cast<float>(DirectConstant(model, gauss)));
+}
+
 }  // namespace gmmscore

@@ -55,4 +55,9 @@ struct Outliers {
 };
 Outliers FindOutliers(const GmmModel& model, std::span<const float> shift);
 
+// Appends what the direct-form passes read of one Gaussian (outlier): its mean (not shifted) and
+// -1/(2 var) to params, dim floats each, and L_g to lconst.
+void AppendDirectForm(const GmmModel& model, int64_t gauss, std::vector<float>* params,
+                      std::vector<float>* lconst);
+
 }  // namespace gmmscore

@@ -54,12 +54,7 @@ Matrix AdversarialFeatures(const GmmModel& model, int32_t frames, uint32_t seed)
   // Gaussians by their distance from the shift in their own standard deviations, farthest first.
   std::vector<std::pair<double, int64_t>> by_distance;
   for (int64_t g = 0; g < model.num_gauss(); ++g) {
-    double c = 0.0;
-    for (int32_t d = 0; d < dim; ++d) {
-      const double m = double(model.mean(g)[d]) - shift[size_t(d)];
-      c += m * m / model.variance(g)[d];
-    }
-    by_distance.emplace_back(c, g);
+    by_distance.emplace_back(CancellingMagnitude(model, g, shift), g);
   }
   const size_t far_count = std::max<size_t>(1, by_distance.size() / 100);
   std::partial_sort(by_distance.begin(), by_distance.begin() + far_count, by_distance.end(),

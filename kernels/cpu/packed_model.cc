@@ -60,14 +60,7 @@ CpuPackedModel::CpuPackedModel(const GmmModel& model)
     for (int32_t s = tile.first_state; s < tile.first_state + tile.num_states; ++s) {
       for (uint32_t i = outliers.state_begin[size_t(s)]; i < outliers.state_begin[size_t(s) + 1];
            ++i) {
-        const int64_t g = outliers.gauss[i];
-        for (int32_t d = 0; d < dim; ++d) {
-          outlier_params_.push_back(model.mean(g)[d]);
-        }
-        for (int32_t d = 0; d < dim; ++d) {
-          outlier_params_.push_back(static_cast<float>(-0.5 / double(model.variance(g)[d])));
-        }
-        outlier_lconst_.push_back(static_cast<float>(DirectConstant(model, g)));
+        AppendDirectForm(model, outliers.gauss[i], &outlier_params_, &outlier_lconst_);
         outlier_state_.push_back(s - tile.first_state);
       }
       outlier_state_begin_.push_back(static_cast<int32_t>(outlier_state_.size()));

@@ -107,11 +107,7 @@ absl::StatusOr<CudaModelLayout> BuildCudaModelLayout(const GmmModel& model) {
   const Outliers outliers = FindOutliers(model, layout.shift);
   layout.outlier_begin.assign(outliers.state_begin.begin(), outliers.state_begin.end());
   for (const int64_t g : outliers.gauss) {
-    for (int32_t d = 0; d < dim; ++d) layout.outlier_params.push_back(model.mean(g)[d]);
-    for (int32_t d = 0; d < dim; ++d) {
-      layout.outlier_params.push_back(static_cast<float>(-0.5 / double(model.variance(g)[d])));
-    }
-    layout.outlier_lconst.push_back(static_cast<float>(DirectConstant(model, g)));
+    AppendDirectForm(model, g, &layout.outlier_params, &layout.outlier_lconst);
   }
   return layout;
 }
