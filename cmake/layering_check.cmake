@@ -18,11 +18,12 @@ set(rules
   "kernels/backend|(util|model)/|kernels/"
   "kernels/|(util|model)/|${kernels_core}"
   "align/|(util|model|align)/"
+  "train/|(util|model|train)/"
   "bench/|(util|model|kernels|align|bench)/"
   "proto/|proto/"
   "client/|(util|model|proto|client)/"
   "server/|(util|model|formats|align|proto|server)/|${kernels_core}"
-  "tools/|(util|model|formats|kernels|align|bench|proto|client|tools)/"
+  "tools/|(util|model|formats|kernels|align|train|bench|proto|client|tools)/"
 )
 
 set(violations "")

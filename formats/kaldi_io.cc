@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -20,19 +21,27 @@ constexpr uint64_t kChunkBytes = uint64_t{1} << 20;
 // Binary vectors and integer vectors: 2^28 values.
 constexpr uint64_t kMaxVectorValues = uint64_t{1} << 28;
 
-// Parses a text float as Kaldi writes it, including inf/-inf/nan spellings.
-bool ParseFloat(const std::string& word, float* out) {
-  if (absl::SimpleAtof(word, out)) return true;
+bool ParseNumber(const std::string& word, float* out) { return absl::SimpleAtof(word, out); }
+bool ParseNumber(const std::string& word, double* out) { return absl::SimpleAtod(word, out); }
+
+// Parses a text number as Kaldi writes it, including inf/-inf/nan spellings.
+template <typename T>
+bool ParseReal(const std::string& word, T* out) {
+  if (ParseNumber(word, out)) return true;
   if (word == "inf" || word == "Inf" || word == "INF")
-    *out = std::numeric_limits<float>::infinity();
+    *out = std::numeric_limits<T>::infinity();
   else if (word == "-inf" || word == "-Inf" || word == "-INF")
-    *out = -std::numeric_limits<float>::infinity();
+    *out = -std::numeric_limits<T>::infinity();
   else if (word == "nan" || word == "NaN" || word == "-nan")
-    *out = std::numeric_limits<float>::quiet_NaN();
+    *out = std::numeric_limits<T>::quiet_NaN();
   else
     return false;
   return true;
 }
+
+// Kaldi's binary tokens for float and double vectors and matrices.
+template <typename T>
+constexpr const char* kVectorToken = sizeof(T) == 4 ? "FV" : "DV";
 
 }  // namespace
 
@@ -231,8 +240,49 @@ absl::StatusOr<float> KaldiReader::Float() {
   }
   GMM_ASSIGN_OR_RETURN(std::string word, Word());
   float f = 0;
-  if (!ParseFloat(word, &f)) return Error(absl::StrCat("expected a number, found ", word));
+  if (!ParseReal(word, &f)) return Error(absl::StrCat("expected a number, found ", word));
   return f;
+}
+
+absl::StatusOr<double> KaldiReader::Double() {
+  if (binary_) {
+    char size = 0;
+    GMM_RETURN_IF_ERROR(ReadRaw(&size, 1, "a number"));
+    if (size == 8) {
+      double d = 0;
+      GMM_RETURN_IF_ERROR(ReadRaw(&d, 8, "a number"));
+      return d;
+    }
+    if (size == 4) {
+      float f = 0;
+      GMM_RETURN_IF_ERROR(ReadRaw(&f, 4, "a number"));
+      return f;
+    }
+    return Error(absl::StrCat("expected a double, size byte is ", int(size)));
+  }
+  GMM_ASSIGN_OR_RETURN(std::string word, Word());
+  double d = 0;
+  if (!ParseReal(word, &d)) return Error(absl::StrCat("expected a number, found ", word));
+  return d;
+}
+
+absl::StatusOr<uint16_t> KaldiReader::Uint16() {
+  if (binary_) {
+    char size = 0;
+    GMM_RETURN_IF_ERROR(ReadRaw(&size, 1, "an integer"));
+    if (size != -2) {
+      return Error(absl::StrCat("expected an unsigned 2-byte integer, size byte is ", int(size)));
+    }
+    uint16_t v = 0;
+    GMM_RETURN_IF_ERROR(ReadRaw(&v, 2, "an integer"));
+    return v;
+  }
+  GMM_ASSIGN_OR_RETURN(std::string word, Word());
+  uint32_t v = 0;
+  if (!absl::SimpleAtoi(word, &v) || v > 0xFFFF) {
+    return Error(absl::StrCat("expected an unsigned 16-bit integer, found ", word.substr(0, 40)));
+  }
+  return static_cast<uint16_t>(v);
 }
 
 absl::StatusOr<std::vector<int32_t>> KaldiReader::Int32Vector() {
@@ -266,10 +316,11 @@ absl::StatusOr<std::vector<int32_t>> KaldiReader::Int32VectorImpl() {
   return v;
 }
 
-absl::StatusOr<std::vector<float>> KaldiReader::TextFloatsInBrackets(bool matrix, int32_t* rows) {
+template <typename T>
+absl::StatusOr<std::vector<T>> KaldiReader::TextRealsInBrackets(bool matrix, int32_t* rows) {
   GMM_ASSIGN_OR_RETURN(std::string open, Word());
   if (open != "[") return Error(absl::StrCat("expected [, found ", open.substr(0, 40)));
-  std::vector<float> values;
+  std::vector<T> values;
   int32_t num_rows = 0;
   size_t cols = 0;
   size_t row_start = 0;
@@ -294,10 +345,10 @@ absl::StatusOr<std::vector<float>> KaldiReader::TextFloatsInBrackets(bool matrix
     }
     GMM_ASSIGN_OR_RETURN(std::string word, Word());
     if (word == "]") break;
-    float f = 0;
-    if (!ParseFloat(word, &f))
+    T x = 0;
+    if (!ParseReal(word, &x))
       return Error(absl::StrCat("expected a number or ], found ", word.substr(0, 40)));
-    values.push_back(f);
+    values.push_back(x);
     in_row = true;
   }
   if (matrix && in_row) {  // the last row ends with "]" on the same line
@@ -313,25 +364,32 @@ absl::StatusOr<std::vector<float>> KaldiReader::TextFloatsInBrackets(bool matrix
 }
 
 absl::StatusOr<std::vector<float>> KaldiReader::FloatVector() {
-  return CatchAllocation(name_, [&] { return FloatVectorImpl(); });
+  return CatchAllocation(name_, [&] { return RealVectorImpl<float>(); });
 }
 
-absl::StatusOr<std::vector<float>> KaldiReader::FloatVectorImpl() {
-  if (!binary_) return TextFloatsInBrackets(false, nullptr);
+absl::StatusOr<std::vector<double>> KaldiReader::DoubleVector() {
+  return CatchAllocation(name_, [&] { return RealVectorImpl<double>(); });
+}
+
+template <typename T>
+absl::StatusOr<std::vector<T>> KaldiReader::RealVectorImpl() {
+  if (!binary_) return TextRealsInBrackets<T>(false, nullptr);
   GMM_ASSIGN_OR_RETURN(std::string token, Token());
   if (token != "FV" && token != "DV")
     return Error(absl::StrCat("expected FV or DV, found ", token.substr(0, 40)));
   GMM_ASSIGN_OR_RETURN(int32_t n, Int32());
   if (n < 0 || uint64_t(n) > kMaxVectorValues) return Error(absl::StrCat("bad vector length ", n));
-  std::vector<float> v;
-  if (token == "FV") {
-    GMM_RETURN_IF_ERROR(ReadArray(uint64_t(n), &v, "a float vector", absl::StrCat(n)));
-  } else {
-    std::vector<double> d;
-    GMM_RETURN_IF_ERROR(ReadArray(uint64_t(n), &d, "a double vector", absl::StrCat(n)));
-    v.resize(d.size());
-    for (size_t i = 0; i < d.size(); ++i) v[i] = static_cast<float>(d[i]);
+  const char* what = token == "FV" ? "a float vector" : "a double vector";
+  std::vector<T> v;
+  if (token == kVectorToken<T>) {
+    GMM_RETURN_IF_ERROR(ReadArray(uint64_t(n), &v, what, absl::StrCat(n)));
+    return v;
   }
+  using Other = std::conditional_t<sizeof(T) == 4, double, float>;
+  std::vector<Other> other;
+  GMM_RETURN_IF_ERROR(ReadArray(uint64_t(n), &other, what, absl::StrCat(n)));
+  v.resize(other.size());
+  for (size_t i = 0; i < other.size(); ++i) v[i] = static_cast<T>(other[i]);
   return v;
 }
 
@@ -343,7 +401,7 @@ absl::StatusOr<Matrix> KaldiReader::FloatMatrixImpl() {
   Matrix m;
   if (!binary_) {
     int32_t rows = 0;
-    GMM_ASSIGN_OR_RETURN(m.data, TextFloatsInBrackets(true, &rows));
+    GMM_ASSIGN_OR_RETURN(m.data, TextRealsInBrackets<float>(true, &rows));
     m.rows = rows;
     m.cols = rows == 0 ? 0 : static_cast<int32_t>(m.data.size() / rows);
     return m;
@@ -356,22 +414,47 @@ absl::StatusOr<Matrix> KaldiReader::FloatMatrixImpl() {
     return Error(
         absl::StrCat("expected a matrix (FM, DM, CM, CM2, CM3), found ", token.substr(0, 40)));
   }
-  GMM_ASSIGN_OR_RETURN(int32_t rows, Int32());
-  GMM_ASSIGN_OR_RETURN(int32_t cols, Int32());
-  if (rows < 0 || cols < 0) return Error(absl::StrCat("bad matrix size ", rows, " x ", cols));
-  const uint64_t n = uint64_t(rows) * uint64_t(cols);  // < 2^62
-  const std::string shape = absl::StrCat(rows, " x ", cols);
-  if (token == "FM") {
-    GMM_RETURN_IF_ERROR(ReadArray(n, &m.data, "a float matrix", shape));
-  } else {
-    std::vector<double> d;
-    GMM_RETURN_IF_ERROR(ReadArray(n, &d, "a double matrix", shape));
-    m.data.resize(d.size());
-    for (size_t i = 0; i < d.size(); ++i) m.data[i] = static_cast<float>(d[i]);
-  }
-  m.rows = rows;
-  m.cols = cols;
+  GMM_ASSIGN_OR_RETURN(m.data, FullMatrixValues<float>(token, &m.rows, &m.cols));
   return m;
+}
+
+absl::StatusOr<std::vector<double>> KaldiReader::DoubleMatrix(int32_t* rows, int32_t* cols) {
+  return CatchAllocation(name_, [&]() -> absl::StatusOr<std::vector<double>> {
+    if (!binary_) {
+      GMM_ASSIGN_OR_RETURN(std::vector<double> values, TextRealsInBrackets<double>(true, rows));
+      *cols = *rows == 0 ? 0 : static_cast<int32_t>(values.size() / *rows);
+      return values;
+    }
+    GMM_ASSIGN_OR_RETURN(std::string token, Token());
+    if (token != "FM" && token != "DM") {
+      return Error(absl::StrCat("expected a full matrix (FM or DM), found ", token.substr(0, 40)));
+    }
+    return FullMatrixValues<double>(token, rows, cols);
+  });
+}
+
+template <typename T>
+absl::StatusOr<std::vector<T>> KaldiReader::FullMatrixValues(const std::string& token,
+                                                             int32_t* rows, int32_t* cols) {
+  GMM_ASSIGN_OR_RETURN(const int32_t r, Int32());
+  GMM_ASSIGN_OR_RETURN(const int32_t c, Int32());
+  if (r < 0 || c < 0) return Error(absl::StrCat("bad matrix size ", r, " x ", c));
+  const uint64_t n = uint64_t(r) * uint64_t(c);  // < 2^62
+  const std::string shape = absl::StrCat(r, " x ", c);
+  std::vector<T> values;
+  const char* what = token == "FM" ? "a float matrix" : "a double matrix";
+  if ((token == "FM") == (sizeof(T) == 4)) {
+    GMM_RETURN_IF_ERROR(ReadArray(n, &values, what, shape));
+  } else {
+    using Other = std::conditional_t<sizeof(T) == 4, double, float>;
+    std::vector<Other> other;
+    GMM_RETURN_IF_ERROR(ReadArray(n, &other, what, shape));
+    values.resize(other.size());
+    for (size_t i = 0; i < other.size(); ++i) values[i] = static_cast<T>(other[i]);
+  }
+  *rows = r;
+  *cols = c;
+  return values;
 }
 
 // Kaldi's CompressedMatrix: a global header (min, range, rows, cols), then either per-column
@@ -447,20 +530,40 @@ void KaldiWriter::Int32(int32_t value) {
 }
 
 namespace {
-void WriteTextFloat(std::ostream& os, float value) {
+// The shortest representation that reads back to the same float or double.
+template <typename T>
+void WriteTextReal(std::ostream& os, T value) {
   char buf[32];
-  // Shortest representation that reads back to the same float.
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
   os.write(buf, end - buf);
 }
 }  // namespace
+
+void KaldiWriter::Uint16(uint16_t value) {
+  if (binary_) {
+    os_.put(static_cast<char>(-2));  // Kaldi marks unsigned types with a negative size
+    os_.write(reinterpret_cast<const char*>(&value), 2);
+  } else {
+    os_ << value << ' ';
+  }
+}
+
+void KaldiWriter::Double(double value) {
+  if (binary_) {
+    os_.put(8);
+    os_.write(reinterpret_cast<const char*>(&value), 8);
+  } else {
+    WriteTextReal(os_, value);
+    os_ << ' ';
+  }
+}
 
 void KaldiWriter::Float(float value) {
   if (binary_) {
     os_.put(4);
     os_.write(reinterpret_cast<const char*>(&value), 4);
   } else {
-    WriteTextFloat(os_, value);
+    WriteTextReal(os_, value);
     os_ << ' ';
   }
 }
@@ -478,20 +581,24 @@ void KaldiWriter::Int32Vector(const std::vector<int32_t>& v) {
   }
 }
 
-void KaldiWriter::FloatVector(const float* data, size_t n) {
+template <typename T>
+void KaldiWriter::RealVector(const T* data, size_t n) {
   if (binary_) {
-    Token("FV");
+    Token(kVectorToken<T>);
     Int32(static_cast<int32_t>(n));
-    os_.write(reinterpret_cast<const char*>(data), std::streamsize(n * 4));
+    os_.write(reinterpret_cast<const char*>(data), std::streamsize(n * sizeof(T)));
   } else {
     os_ << " [ ";
     for (size_t i = 0; i < n; ++i) {
-      WriteTextFloat(os_, data[i]);
+      WriteTextReal(os_, data[i]);
       os_ << ' ';
     }
     os_ << "]\n";
   }
 }
+
+void KaldiWriter::FloatVector(const float* data, size_t n) { RealVector(data, n); }
+void KaldiWriter::DoubleVector(const double* data, size_t n) { RealVector(data, n); }
 
 void KaldiWriter::FloatMatrix(const Matrix& m) {
   if (binary_) {
@@ -501,11 +608,15 @@ void KaldiWriter::FloatMatrix(const Matrix& m) {
     os_.write(reinterpret_cast<const char*>(m.data.data()), std::streamsize(m.data.size() * 4));
     return;
   }
+  if (m.cols == 0) {  // Kaldi's text form of an empty matrix
+    os_ << " [ ]\n";
+    return;
+  }
   os_ << " [";
   for (int32_t r = 0; r < m.rows; ++r) {
     os_ << "\n  ";
     for (int32_t c = 0; c < m.cols; ++c) {
-      WriteTextFloat(os_, m.at(r, c));
+      WriteTextReal(os_, m.at(r, c));
       os_ << ' ';
     }
   }

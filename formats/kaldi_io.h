@@ -41,11 +41,18 @@ class KaldiReader {
   absl::StatusOr<std::string> Token();
   absl::Status Expect(absl::string_view token);
   absl::StatusOr<int32_t> Int32();
+  // An unsigned 16-bit integer (Kaldi writes its size byte as -2).
+  absl::StatusOr<uint16_t> Uint16();
   absl::StatusOr<float> Float();
+  absl::StatusOr<double> Double();
   absl::StatusOr<std::vector<int32_t>> Int32Vector();
   absl::StatusOr<std::vector<float>> FloatVector();
+  // Float ("FV") or double ("DV") vectors, kept in double (Kaldi's Vector<double>::Read).
+  absl::StatusOr<std::vector<double>> DoubleVector();
   // Full, double ("DM") and compressed ("CM", "CM2", "CM3") matrices are all returned as float.
   absl::StatusOr<Matrix> FloatMatrix();
+  // Full float ("FM") or double ("DM") matrices in double, row-major, with their shape.
+  absl::StatusOr<std::vector<double>> DoubleMatrix(int32_t* rows, int32_t* cols);
   // Text mode: the next whitespace-delimited word without consuming it.
   absl::StatusOr<std::string> PeekWord();
 
@@ -76,9 +83,15 @@ class KaldiReader {
   absl::Status ReadArray(uint64_t count, std::vector<T>* out, absl::string_view what,
                          absl::string_view shape);
   absl::StatusOr<std::vector<int32_t>> Int32VectorImpl();
-  absl::StatusOr<std::vector<float>> FloatVectorImpl();
+  template <typename T>
+  absl::StatusOr<std::vector<T>> RealVectorImpl();
   absl::StatusOr<Matrix> FloatMatrixImpl();
-  absl::StatusOr<std::vector<float>> TextFloatsInBrackets(bool matrix, int32_t* rows);
+  // The values of a binary "FM" or "DM" matrix (its token read) as T, with its shape.
+  template <typename T>
+  absl::StatusOr<std::vector<T>> FullMatrixValues(const std::string& token, int32_t* rows,
+                                                  int32_t* cols);
+  template <typename T>
+  absl::StatusOr<std::vector<T>> TextRealsInBrackets(bool matrix, int32_t* rows);
   absl::StatusOr<Matrix> CompressedMatrix(int format);
 
   static constexpr int64_t kEndNotAsked = -2;
@@ -98,9 +111,12 @@ class KaldiWriter {
   }
   void Token(absl::string_view token);
   void Int32(int32_t value);
+  void Uint16(uint16_t value);
   void Float(float value);
+  void Double(double value);
   void Int32Vector(const std::vector<int32_t>& v);
   void FloatVector(const float* data, size_t n);
+  void DoubleVector(const double* data, size_t n);
   void FloatMatrix(const Matrix& m);
   void Newline() {
     if (!binary_) os_ << '\n';
@@ -108,6 +124,8 @@ class KaldiWriter {
   bool binary() const { return binary_; }
 
  private:
+  template <typename T>
+  void RealVector(const T* data, size_t n);
   std::ostream& os_;
   bool binary_;
 };

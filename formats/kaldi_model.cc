@@ -1,8 +1,10 @@
 #include "formats/kaldi_model.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "formats/kaldi_stream.h"
 #include "formats/read_limits.h"
 #include "util/status_macros.h"
 
@@ -426,6 +428,20 @@ absl::Status WriteKaldiModel(const GmmModel& model, std::ostream& os, bool binar
   }
   if (!os) return absl::DataLossError("write failed");
   return absl::OkStatus();
+}
+
+absl::StatusOr<GmmModel> ReadKaldiModelFile(const std::string& rxfilename) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> input, InputStream::Open(rxfilename));
+  GMM_ASSIGN_OR_RETURN(GmmModel model, ReadKaldiModel(input->stream(), input->name()));
+  GMM_RETURN_IF_ERROR(input->Close());
+  return model;
+}
+
+absl::Status WriteKaldiModelFile(const GmmModel& model, const std::string& wxfilename,
+                                 bool binary) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<OutputStream> output, OutputStream::Open(wxfilename));
+  GMM_RETURN_IF_ERROR(WriteKaldiModel(model, output->stream(), binary));
+  return output->Close();
 }
 
 }  // namespace gmmscore

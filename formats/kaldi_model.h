@@ -17,6 +17,11 @@ namespace gmmscore {
 absl::StatusOr<GmmModel> ReadKaldiModel(std::istream& is, const std::string& name);
 absl::Status WriteKaldiModel(const GmmModel& model, std::ostream& os, bool binary);
 
+// Whole model files through Kaldi's extended filenames (formats/kaldi_stream.h: "-", "CMD |",
+// "| CMD"), as Kaldi's tools read and write models; errors name the file.
+absl::StatusOr<GmmModel> ReadKaldiModelFile(const std::string& rxfilename);
+absl::Status WriteKaldiModelFile(const GmmModel& model, const std::string& wxfilename, bool binary);
+
 // The pieces, for tools that read a TransitionModel alone (alignment graphs, etc.).
 absl::StatusOr<TransitionModel> ReadKaldiTransitionModel(KaldiReader& in);
 void WriteKaldiTransitionModel(const TransitionModel& tm, KaldiWriter& out);

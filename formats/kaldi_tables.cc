@@ -159,4 +159,74 @@ absl::StatusOr<bool> Int32VectorTableReader::Next(std::string* key, std::vector<
   return true;
 }
 
+absl::StatusOr<std::unique_ptr<PosteriorTableReader>> PosteriorTableReader::Open(
+    const std::string& rspecifier) {
+  GMM_ASSIGN_OR_RETURN(TableSpecifier spec, ParseRspecifier(rspecifier));
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryReader> entries, TableEntryReader::Open(spec));
+  return std::unique_ptr<PosteriorTableReader>(new PosteriorTableReader(std::move(entries)));
+}
+
+absl::StatusOr<bool> PosteriorTableReader::Next(
+    std::string* key, std::vector<std::vector<std::pair<int32_t, float>>>* frames) {
+  GMM_ASSIGN_OR_RETURN(const bool more, entries_->Next(key));
+  if (!more) return false;
+  std::istream& is = entries_->object();
+  const std::string& name = entries_->object_name();
+  frames->clear();
+  if (KaldiReader::ConsumeBinaryMarker(is)) {
+    KaldiReader reader(is, name, /*binary=*/true);
+    GMM_ASSIGN_OR_RETURN(const int32_t num_frames, reader.Int32());
+    // Each frame takes 5 bytes at least (its count).
+    GMM_RETURN_IF_ERROR(reader.CheckRoom(uint64_t(std::max(num_frames, 0)), 5, uint64_t{1} << 31,
+                                         "frames of posteriors"));
+    if (num_frames < 0) return reader.Error(absl::StrCat("bad number of frames ", num_frames));
+    frames->reserve(size_t(std::min(num_frames, 1 << 16)));
+    for (int32_t t = 0; t < num_frames; ++t) {
+      GMM_ASSIGN_OR_RETURN(const int32_t n, reader.Int32());
+      if (n < 0) return reader.Error(absl::StrCat("frame ", t, ": bad number of pairs ", n));
+      GMM_RETURN_IF_ERROR(reader.CheckRoom(uint64_t(n), 10, uint64_t{1} << 31, "pairs"));
+      auto& frame = frames->emplace_back();
+      frame.reserve(size_t(std::min(n, 1 << 12)));
+      for (int32_t i = 0; i < n; ++i) {
+        GMM_ASSIGN_OR_RETURN(const int32_t tid, reader.Int32());
+        GMM_ASSIGN_OR_RETURN(const float weight, reader.Float());
+        frame.emplace_back(tid, weight);
+      }
+    }
+    return true;
+  }
+  // Text: "[ tid weight tid weight ] [ ... ]" up to the end of the line.
+  std::string line;
+  if (!std::getline(is, line)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": the archive ends after the key"));
+  }
+  std::vector<absl::string_view> words =
+      absl::StrSplit(line, absl::ByAnyChar(" \t\r\f\v"), absl::SkipEmpty());
+  auto bad = [&](size_t i, absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": word ", i + 1, " ('", words[i].substr(0, 40), "'): ", what));
+  };
+  for (size_t i = 0; i < words.size();) {
+    if (words[i] != "[") return bad(i, "expected [");
+    auto& frame = frames->emplace_back();
+    for (++i;; i += 2) {
+      if (i >= words.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(name, ": a frame has no closing ]"));
+      }
+      if (words[i] == "]") {
+        ++i;
+        break;
+      }
+      int32_t tid = 0;
+      float weight = 0;
+      if (!absl::SimpleAtoi(words[i], &tid)) return bad(i, "expected a transition-id");
+      if (i + 1 >= words.size() || !absl::SimpleAtof(words[i + 1], &weight)) {
+        return bad(std::min(i + 1, words.size() - 1), "expected a weight");
+      }
+      frame.emplace_back(tid, weight);
+    }
+  }
+  return true;
+}
+
 }  // namespace gmmscore

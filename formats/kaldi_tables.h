@@ -101,4 +101,19 @@ class Int32VectorTableReader {
   std::unique_ptr<TableEntryReader> entries_;
 };
 
+// Reads what PosteriorTableWriter writes (Kaldi's PosteriorHolder, binary or text entries) from
+// "ark:" and "scp:" tables: per frame the (transition-id, weight) pairs.
+class PosteriorTableReader {
+ public:
+  static absl::StatusOr<std::unique_ptr<PosteriorTableReader>> Open(const std::string& rspecifier);
+  // Reads the next entry; returns false at the end of the table.
+  absl::StatusOr<bool> Next(std::string* key,
+                            std::vector<std::vector<std::pair<int32_t, float>>>* frames);
+
+ private:
+  explicit PosteriorTableReader(std::unique_ptr<TableEntryReader> entries)
+      : entries_(std::move(entries)) {}
+  std::unique_ptr<TableEntryReader> entries_;
+};
+
 }  // namespace gmmscore

@@ -78,6 +78,12 @@ class TransitionModel {
   // Whether the transition enters the final (non-emitting) state of its phone's topology.
   bool IsFinal(int32_t tid) const;
   float TransitionIdToLogProb(int32_t tid) const { return log_probs_[tid]; }
+  // The transition-ids of a transition-state are FirstTransitionId(tstate) and the
+  // NumTransitionIndices(tstate) - 1 that follow it.
+  int32_t FirstTransitionId(int32_t tstate) const { return state_to_first_id_[tstate]; }
+  int32_t NumTransitionIndices(int32_t tstate) const {
+    return state_to_first_id_[tstate + 1] - state_to_first_id_[tstate];
+  }
   // The self-loop transition-id of a transition-state, 0 where it has none.
   int32_t SelfLoopOf(int32_t tstate) const { return self_loop_of_[tstate]; }
   // log(1 - p(self-loop)) of a transition-state (0 where it has no self-loop), in float as Kaldi

@@ -1,7 +1,6 @@
 #include "tools/align_table.h"
 
 #include <optional>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "align/transition_probs.h"
 #include "model/shape_checks.h"
 #include "proto/wire_codec.h"
+#include "tools/kaldi_log.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -19,18 +19,6 @@ namespace {
 // Utterances aligned in one GPU launch at most, and their frames.
 constexpr size_t kBatchUtterances = 1024;
 constexpr int64_t kBatchFrames = 2'000'000;
-
-// Numbers as Kaldi's logs print them (an ostream's default formatting).
-template <typename T>
-std::string Str(T value) {
-  std::ostringstream s;
-  s << value;
-  return s.str();
-}
-
-void Log(std::FILE* log, const char* level, const std::string& program, const std::string& what) {
-  std::fprintf(log, "%s (%s) %s\n", level, program.c_str(), what.c_str());
-}
 
 // One table's run: the counts, the outputs, and the utterances waiting for a GPU batch.
 class TableAligner {
@@ -42,11 +30,11 @@ class TableAligner {
 
   AlignTableSummary& summary() { return summary_; }
 
-  void Warn(const std::string& what) { Log(log_, "WARNING", program_, what); }
+  void Warn(const std::string& what) { KaldiLog(log_, "WARNING", program_, what); }
 
   // The CPU aligner, one utterance at a time.
   absl::Status AlignOne(const std::string& key, AlignGraph graph, const Matrix& loglikes) {
-    Log(log_, "LOG", program_, key);
+    KaldiLog(log_, "LOG", program_, key);
     std::optional<AlignGraph> for_posteriors;
     if (out_.posteriors != nullptr) for_posteriors = graph;
     UtteranceAlignment aligned =
@@ -95,7 +83,7 @@ class TableAligner {
     for (size_t i = 0; i < queue_.size(); ++i) {
       const Queued& q = queue_[i];
       const ViterbiResult& r = results[i];
-      Log(log_, "LOG", program_, q.key);
+      KaldiLog(log_, "LOG", program_, q.key);
       if (!r.reached_final) {
         Failed(q.key, absl::NotFoundError("no final state"), q.feats.rows);
         continue;
@@ -124,7 +112,7 @@ class TableAligner {
 
   void Retried(const std::string& key) {
     ++summary_.retried;
-    Warn("Retrying utterance " + key + " with beam " + Str(options_.retry_beam));
+    Warn("Retrying utterance " + key + " with beam " + KaldiNumber(options_.retry_beam));
   }
 
   // A server's answer for an utterance that did not align: FAILED_PRECONDITION is no path.
@@ -162,7 +150,7 @@ class TableAligner {
   void Failed(const std::string& key, const absl::Status& status, int32_t frames) {
     ++summary_.errors;
     Warn(status.code() == absl::StatusCode::kNotFound
-             ? "Did not successfully decode file " + key + ", len = " + Str(frames)
+             ? "Did not successfully decode file " + key + ", len = " + KaldiNumber(frames)
              : "Utterance " + key + ": " + std::string(status.message()));
   }
 
@@ -236,7 +224,7 @@ absl::StatusOr<AlignTableSummary> AlignTableRemote(const AlignOptions& options,
     }
     for (std::thread& t : threads) t.join();
     for (Call& call : calls) {
-      Log(log, "LOG", program, call.key);
+      KaldiLog(log, "LOG", program, call.key);
       if (!call.response.ok()) {
         table.FailedRemote(call.key, call.response.status());
         continue;
@@ -278,13 +266,15 @@ absl::StatusOr<AlignTableSummary> AlignTableRemote(const AlignOptions& options,
 }
 
 void LogAlignSummary(const AlignTableSummary& s, const std::string& program, std::FILE* log) {
-  Log(log, "LOG", program,
-      "Overall log-likelihood per frame is " +
-          Str(s.total_log_likelihood / static_cast<double>(s.frames)) + " over " + Str(s.frames) +
-          " frames.");
-  Log(log, "LOG", program,
-      "Retried " + Str(s.retried) + " out of " + Str(s.done + s.errors) + " utterances.");
-  Log(log, "LOG", program, "Done " + Str(s.done) + ", errors on " + Str(s.errors));
+  KaldiLog(log, "LOG", program,
+           "Overall log-likelihood per frame is " +
+               KaldiNumber(s.total_log_likelihood / static_cast<double>(s.frames)) + " over " +
+               KaldiNumber(s.frames) + " frames.");
+  KaldiLog(log, "LOG", program,
+           "Retried " + KaldiNumber(s.retried) + " out of " + KaldiNumber(s.done + s.errors) +
+               " utterances.");
+  KaldiLog(log, "LOG", program,
+           "Done " + KaldiNumber(s.done) + ", errors on " + KaldiNumber(s.errors));
 }
 
 }  // namespace gmmscore

@@ -35,8 +35,8 @@ class Args {
   std::vector<std::string> GetAll(const std::string& name) const;
   absl::StatusOr<int> GetInt(const std::string& name) const;
   absl::StatusOr<double> GetDouble(const std::string& name) const;
-  // A switch given as "--name" or "--name=true" (the last one given wins over repeats).
-  bool GetBool(const std::string& name) const { return Has(name) && Get(name) == "true"; }
+  // A switch: true where given as "--name" or "--name=true", else its default ("true" or none).
+  bool GetBool(const std::string& name) const { return Get(name) == "true"; }
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

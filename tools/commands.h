@@ -5,6 +5,9 @@ namespace gmmscore {
 
 int RunScore(int argc, char** argv);
 int RunAlign(int argc, char** argv);
+int RunAccStats(int argc, char** argv);
+int RunSumAccs(int argc, char** argv);
+int RunEst(int argc, char** argv);
 int RunConvert(int argc, char** argv);
 int RunInfo(int argc, char** argv);
 int RunBench(int argc, char** argv);

@@ -15,6 +15,9 @@ constexpr char kUsage[] =
     "commands:\n"
     "  score     score feature frames against one or more models (offline)\n"
     "  align     align features to compiled training graphs (Kaldi's gmm-align-compiled)\n"
+    "  acc-stats accumulate GMM training statistics from alignments (Kaldi's gmm-acc-stats-ali)\n"
+    "  sum-accs  sum accumulator files (Kaldi's gmm-sum-accs)\n"
+    "  est       re-estimate a model from its statistics (Kaldi's gmm-est)\n"
     "  convert   convert a model between Kaldi, HTK, Sphinx and native formats\n"
     "  info      describe a model\n"
     "  bench     measure scoring throughput against the two-kernel BLAS path\n"
@@ -38,6 +41,9 @@ int main(int argc, char** argv) {
   try {
     if (command == "score") return gmmscore::RunScore(argc, argv);
     if (command == "align") return gmmscore::RunAlign(argc, argv);
+    if (command == "acc-stats") return gmmscore::RunAccStats(argc, argv);
+    if (command == "sum-accs") return gmmscore::RunSumAccs(argc, argv);
+    if (command == "est") return gmmscore::RunEst(argc, argv);
     if (command == "convert") return gmmscore::RunConvert(argc, argv);
     if (command == "info") return gmmscore::RunInfo(argc, argv);
     if (command == "bench") return gmmscore::RunBench(argc, argv);

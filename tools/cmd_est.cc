@@ -1,0 +1,183 @@
+// gmmscore est: Kaldi's gmm-est: maximum-likelihood re-estimation of a model from its
+// statistics (transitions, then the GMMs, then mixing up), with gmm-est's arguments, options,
+// defaults, log lines and exit status.
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "formats/kaldi_accs.h"
+#include "formats/kaldi_io.h"
+#include "formats/kaldi_model.h"
+#include "formats/kaldi_stream.h"
+#include "tools/command_util.h"
+#include "tools/commands.h"
+#include "tools/kaldi_log.h"
+#include "train/mix_up.h"
+#include "train/mle_update.h"
+#include "train/transition_update.h"
+
+namespace gmmscore {
+namespace {
+
+constexpr char kProgram[] = "gmmscore est";
+
+void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
+
+// A vector as Kaldi's WriteKaldiObject writes one in text: " [ a b c ]\n".
+absl::Status WriteOccupancies(const std::vector<float>& occs, const std::string& wxfilename) {
+  auto output = OutputStream::Open(wxfilename);
+  if (!output.ok()) return output.status();
+  KaldiWriter writer((*output)->stream(), /*binary=*/false);
+  writer.FloatVector(occs.data(), occs.size());
+  return (*output)->Close();
+}
+
+}  // namespace
+
+int RunEst(int argc, char** argv) {
+  Args args("est",
+            "[options] MODEL-IN STATS-IN MODEL-OUT\n"
+            "Maximum-likelihood re-estimation of a GMM-based acoustic model (Kaldi's gmm-est).\n"
+            "e.g.: gmmscore est 1.mdl 1.acc 2.mdl");
+  args.Add({"binary", "", "write output in binary mode", "true"})
+      .Add({"mix-up", "N", "increase the number of mixture components to this overall target", "0"})
+      .Add({"min-count", "F", "minimum per-Gaussian count enforced while mixing up", "20"})
+      .Add({"power", "F", "if mixing up, power to allocate Gaussians to states", "0.2"})
+      .Add({"update-flags", "FLAGS", "which GMM parameters to update: subset of mvwt", "mvwt"})
+      .Add({"perturb-factor", "F",
+            "while mixing up, perturb means by standard deviation times this factor", "0.01"})
+      .Add({"write-occs", "WXFILENAME", "file to write pdf occupation counts to"})
+      .Add({"transition-floor", "F", "floor for transition probabilities", "0.01"})
+      .Add({"transition-min-count", "F",
+            "minimum count required to update transitions from a state", "5"})
+      .Add({"share-for-pdfs", "",
+            "share all transition parameters where the states have the same pdf", "false"})
+      .Add({"min-gaussian-weight", "F", "min Gaussian weight before we remove it", "1e-05"})
+      .Add({"min-gaussian-occupancy", "F", "minimum occupancy to update a Gaussian", "10"})
+      .Add({"min-variance", "F", "variance floor (absolute variance)", "0.001"})
+      .Add({"remove-low-count-gaussians", "",
+            "if true, remove Gaussians that fall below the floors", "true"})
+      .Add({"var-floor-relative", "F",
+            "also floor variances at this times the global variance of the statistics, per "
+            "dimension (HTK's vFloor; 0: off; not a gmm-est option)",
+            "0"})
+      .Add({"srand", "N", "seed of the mixing-up perturbations", "0"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  const std::vector<std::string>& pos = args.positional();
+  if (pos.size() != 3) {
+    std::fprintf(stderr, "%s", args.Help().c_str());
+    return 1;
+  }
+  auto mixup = args.GetInt("mix-up"), srand = args.GetInt("srand");
+  auto min_count = args.GetDouble("min-count"), power = args.GetDouble("power"),
+       perturb = args.GetDouble("perturb-factor"), tfloor = args.GetDouble("transition-floor"),
+       tmin = args.GetDouble("transition-min-count"),
+       min_weight = args.GetDouble("min-gaussian-weight"),
+       min_occ = args.GetDouble("min-gaussian-occupancy"), min_var = args.GetDouble("min-variance"),
+       rel_floor = args.GetDouble("var-floor-relative");
+  for (const absl::Status& s :
+       {mixup.status(), srand.status(), min_count.status(), power.status(), perturb.status(),
+        tfloor.status(), tmin.status(), min_weight.status(), min_occ.status(), min_var.status(),
+        rel_floor.status()}) {
+    if (!s.ok()) return Fail("est", s);
+  }
+  auto flags = ParseGmmFlags(args.Get("update-flags"));
+  if (!flags.ok()) return Fail("est", flags.status());
+
+  auto model = ReadKaldiModelFile(pos[0]);
+  if (!model.ok()) return Fail("est", model.status());
+  auto stats = ReadModelStatsFile(pos[1]);
+  if (!stats.ok()) return Fail("est", stats.status());
+  if (absl::Status s = stats->gmm.CheckMatches(*model); !s.ok()) {
+    return Fail("est", absl::InvalidArgumentError(pos[1] + " does not fit " + pos[0] + ": " +
+                                                  std::string(s.message())));
+  }
+
+  TransitionModel hmm = model->hmm();
+  if (*flags & kGmmTransitions) {
+    const TransitionUpdateOptions topts{.floor = static_cast<float>(*tfloor),
+                                        .min_count = static_cast<float>(*tmin),
+                                        .share_for_pdfs = args.GetBool("share-for-pdfs")};
+    TransitionUpdateSummary tsum;
+    auto updated = MleUpdateTransitions(topts, stats->transitions, hmm, &tsum);
+    if (!updated.ok()) return Fail("est", updated.status());
+    hmm = *std::move(updated);
+    Log("TransitionModel::Update, objf change is " +
+        KaldiNumber(tsum.objective_change / tsum.count) + " per frame over " +
+        KaldiNumber(tsum.count) + " frames. ");
+    Log(KaldiNumber(tsum.floored) + " probabilities floored, " + KaldiNumber(tsum.skipped) +
+        " out of " + KaldiNumber(hmm.NumTransitionStates()) +
+        " transition-states skipped due to insuffient data (it is normal to have some "
+        "skipped.)");
+    Log("Transition model update: Overall " + KaldiNumber(tsum.objective_change / tsum.count) +
+        " log-like improvement per frame over " + KaldiNumber(tsum.count) + " frames.");
+  }
+
+  MleOptions options;
+  options.min_gaussian_weight = *min_weight;
+  options.min_gaussian_occupancy = *min_occ;
+  options.min_variance = *min_var;
+  options.remove_low_count_gaussians = args.GetBool("remove-low-count-gaussians");
+  if (*rel_floor > 0.0) {
+    auto floor = RelativeVarianceFloor(stats->gmm, *rel_floor);
+    if (!floor.ok()) return Fail("est", floor.status());
+    for (double& f : *floor) f = std::max(f, options.min_variance);
+    options.variance_floor = *std::move(floor);
+  }
+  MleSummary sum;
+  auto updated = MleUpdate(options, stats->gmm, *flags, *model, &sum);
+  if (!updated.ok()) return Fail("est", updated.status());
+  Log(KaldiNumber(sum.floored_elements) + " variance elements floored in " +
+      KaldiNumber(sum.floored_gaussians) + " Gaussians, out of " + KaldiNumber(model->num_gauss()));
+  if (options.remove_low_count_gaussians) {
+    Log("Removed " + KaldiNumber(sum.removed_gaussians) +
+        " Gaussians due to counts < --min-gaussian-occupancy=" +
+        KaldiNumber(options.min_gaussian_occupancy) + " and --remove-low-count-gaussians=true");
+  }
+  Log("GMM update: Overall " + KaldiNumber(sum.objective_change / sum.count) +
+      " objective function improvement per frame over " + KaldiNumber(sum.count) + " frames");
+  Log("GMM update: Overall avg like per frame = " +
+      KaldiNumber(stats->gmm.total_log_like / stats->gmm.total_frames) + " over " +
+      KaldiNumber(stats->gmm.total_frames) + " frames.");
+
+  GmmModelSpec spec = updated->spec();
+  spec.hmm = std::move(hmm);
+  auto result = GmmModel::Create(std::move(spec));
+  if (!result.ok()) return Fail("est", result.status());
+
+  if (*mixup != 0 || args.Has("write-occs")) {
+    std::vector<float> occs(static_cast<size_t>(stats->gmm.num_pdfs()));
+    for (int32_t pdf = 0; pdf < stats->gmm.num_pdfs(); ++pdf) {
+      occs[size_t(pdf)] = static_cast<float>(stats->gmm.PdfOccupancy(pdf));
+    }
+    if (*mixup != 0) {
+      const MixUpOptions mopts{.target = int32_t(*mixup),
+                               .power = static_cast<float>(*power),
+                               .min_count = static_cast<float>(*min_count),
+                               .perturb_factor = static_cast<float>(*perturb)};
+      std::mt19937 rng(static_cast<uint32_t>(*srand));
+      const int64_t before = result->num_gauss();
+      auto mixed = MixUp(*result, occs, mopts, rng);
+      if (!mixed.ok()) return Fail("est", mixed.status());
+      result = *std::move(mixed);
+      Log("Split " + KaldiNumber(result->num_states()) +
+          " states with target = " + KaldiNumber(*mixup) + ", power = " + KaldiNumber(mopts.power) +
+          ", perturb_factor = " + KaldiNumber(mopts.perturb_factor) +
+          " and min_count = " + KaldiNumber(mopts.min_count) + ", split #Gauss from " +
+          KaldiNumber(before) + " to " + KaldiNumber(result->num_gauss()));
+    }
+    if (args.Has("write-occs")) {
+      if (absl::Status s = WriteOccupancies(occs, args.Get("write-occs")); !s.ok()) {
+        return Fail("est", s);
+      }
+    }
+  }
+  if (absl::Status s = WriteKaldiModelFile(*result, pos[2], args.GetBool("binary")); !s.ok()) {
+    return Fail("est", s);
+  }
+  Log("Written model to " + pos[2]);
+  return 0;
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,36 @@
+// Mixing up: growing a model's Gaussians towards a total, with gmm-est's rules
+// (AmDiagGmm::SplitByCount, GetSplitTargets and DiagGmm::Split in Kaldi's src/gmm/):
+//  - targets per pdf: every pdf starts at 1; one Gaussian at a time goes to the pdf with the
+//    largest occ^power / (Gaussians + 1e-10) (occ its count in the statistics), until the total
+//    is reached or no pdf may grow: a pdf stops at the number where (n + 1) x min_count >= occ;
+//  - a pdf below its target splits its heaviest Gaussian (the first of equal weights) until it
+//    has the target: the weight halves, and the two means move by -/+ perturb_factor x sigma x z,
+//    z a standard normal draw per dimension; the variances are copied.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/gmm_model.h"
+
+namespace gmmscore {
+
+struct MixUpOptions {
+  int32_t target = 0;            // --mix-up: the total number of Gaussians wanted
+  float power = 0.2f;            // --power
+  float min_count = 20.0f;       // --min-count
+  float perturb_factor = 0.01f;  // --perturb-factor
+};
+
+// The number of Gaussians each pdf should have; occupancies one per pdf.
+std::vector<int32_t> SplitTargets(const std::vector<float>& occupancies, int32_t target,
+                                  float power, float min_count);
+
+// The model with every pdf split up to its target (never merged down); rng draws the
+// perturbations, so a seeded generator gives the same model every time.
+absl::StatusOr<GmmModel> MixUp(const GmmModel& model, const std::vector<float>& occupancies,
+                               const MixUpOptions& options, std::mt19937& rng);
+
+}  // namespace gmmscore
