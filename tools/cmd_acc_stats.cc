@@ -103,7 +103,7 @@ int RunAccStats(int argc, char** argv) {
       }
       if (it->second.size() != size_t(feats.rows)) {
         Warn("Posterior vector has wrong size " + KaldiNumber(it->second.size()) + " vs. " +
-             KaldiNumber(feats.rows));
+             KaldiNumber(feats.rows) + " (utterance " + key + ")");
         ++errors;
         continue;
       }
@@ -117,7 +117,7 @@ int RunAccStats(int argc, char** argv) {
       }
       if (it->second.size() != size_t(feats.rows)) {
         Warn("Alignments has wrong size " + KaldiNumber(it->second.size()) + " vs. " +
-             KaldiNumber(feats.rows));
+             KaldiNumber(feats.rows) + " (utterance " + key + ")");
         ++errors;
         continue;
       }

@@ -1,0 +1,169 @@
+// gmmscore acc-stats, sum-accs and est as drop-ins for Kaldi's gmm-acc-stats-ali, gmm-sum-accs and
+// gmm-est, on the real Kaldi data in tests/data/kaldi-mono, invoked as Kaldi's train_mono.sh
+// invokes them (piped specifiers, "-" for standard output, a command as the statistics input):
+// exit statuses, log lines, --binary=false, and the errors that name the utterance or file.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "formats/kaldi_accs.h"
+#include "formats/kaldi_model.h"
+#include "tests/test_util.h"
+#include "train/accumulate.h"
+#include "train/mle_update.h"
+
+namespace gmmscore::testing {
+namespace {
+
+std::string Cli() { return std::string(GMMSCORE_CLI); }
+std::string Model() { return DataPath("kaldi-mono/final.mdl"); }
+std::string Feats() { return DataPath("kaldi-mono/feats.ark"); }
+std::string Ali() { return DataPath("kaldi-mono/ali.txt"); }
+
+int RunCommand(const std::string& command, const std::string& log) {
+  const int status = std::system((command + " 2>" + log).c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(TrainCliTest, AccSumEstAsKaldiRecipesCallThem) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  // gmm-acc-stats-ali --binary=true 1.mdl "$feats" "ark,s,cs:gunzip -c ali.1.gz|" 1.1.acc
+  ASSERT_EQ(RunCommand(Cli() + " acc-stats --binary=true " + Model() + " 'ark,s,cs:cat " + Feats() +
+                           " |' 'ark,s,cs:cat " + Ali() + " |' " + dir.file("1.1.acc"),
+                       log),
+            0)
+      << ReadFile(log);
+  const std::string acc_log = ReadFile(log);
+  EXPECT_NE(acc_log.find("Done 6 files, 0 with errors."), std::string::npos) << acc_log;
+  EXPECT_NE(acc_log.find("Overall avg like per frame (Gaussian only) = -90.63"), std::string::npos)
+      << acc_log;
+  ASSERT_EQ(RunCommand(Cli() + " acc-stats --binary=false " + Model() + " ark:" + Feats() +
+                           " ark:" + Ali() + " " + dir.file("1.2.acc"),
+                       log),
+            0);
+  EXPECT_EQ(ReadFile(dir.file("1.2.acc")).substr(0, 3), " [ ");  // text, as Kaldi writes it
+
+  // gmm-est --mix-up=N 1.mdl "gmm-sum-accs - 1.*.acc |" 2.mdl
+  ASSERT_EQ(RunCommand(Cli() + " est --mix-up=200 --write-occs=" + dir.file("2.occs") + " " +
+                           Model() + " '" + Cli() + " sum-accs - " + dir.file("1.1.acc") + " " +
+                           dir.file("1.2.acc") + " |' " + dir.file("2.mdl"),
+                       log),
+            0)
+      << ReadFile(log);
+  const std::string est_log = ReadFile(log);
+  for (const char* line :
+       {"Transition model update: Overall",
+        "GMM update: Overall avg like per "
+        "frame = -90.63",
+        "over 3196 frames", "Split 56 states with target = 200", "Written model to"}) {
+    EXPECT_NE(est_log.find(line), std::string::npos) << line << "\n" << est_log;
+  }
+  auto model = ReadKaldiModelFile(dir.file("2.mdl"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->num_states(), 56);
+  EXPECT_GT(model->num_gauss(), 56);
+  EXPECT_EQ(ReadFile(dir.file("2.occs")).substr(0, 3), " [ ");
+
+  // The summed file holds twice the statistics of one.
+  ASSERT_EQ(RunCommand(Cli() + " sum-accs " + dir.file("sum.acc") + " " + dir.file("1.1.acc") +
+                           " " + dir.file("1.2.acc"),
+                       log),
+            0);
+  auto one = ReadModelStatsFile(dir.file("1.1.acc"));
+  auto sum = ReadModelStatsFile(dir.file("sum.acc"));
+  ASSERT_TRUE(one.ok() && sum.ok());
+  for (size_t i = 0; i < one->transitions.size(); ++i) {
+    EXPECT_EQ(sum->transitions[i], 2 * one->transitions[i]);
+  }
+  EXPECT_EQ(sum->gmm.total_frames, 3196);
+}
+
+TEST(TrainCliTest, EstWritesWhatTheLibraryComputes) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  ASSERT_EQ(RunCommand(Cli() + " acc-stats " + Model() + " ark:" + Feats() + " ark:" + Ali() + " " +
+                           dir.file("acc"),
+                       log),
+            0);
+  ASSERT_EQ(RunCommand(Cli() + " est --binary=false --update-flags=mvw " + Model() + " " +
+                           dir.file("acc") + " " + dir.file("out.mdl"),
+                       log),
+            0)
+      << ReadFile(log);
+  EXPECT_EQ(ReadFile(dir.file("out.mdl")).substr(0, 17), "<TransitionModel>");
+  auto written = ReadKaldiModelFile(dir.file("out.mdl"));
+  auto model = ReadKaldiModelFile(Model());
+  auto stats = ReadModelStatsFile(dir.file("acc"));
+  ASSERT_TRUE(written.ok() && model.ok() && stats.ok());
+  auto expected =
+      MleUpdate(MleOptions{}, stats->gmm, kGmmMeans | kGmmVariances | kGmmWeights, *model, nullptr);
+  ASSERT_TRUE(expected.ok());
+  ASSERT_EQ(written->num_gauss(), expected->num_gauss());
+  for (int64_t g = 0; g < expected->num_gauss(); ++g) {
+    EXPECT_FLOAT_EQ(written->weight(g), expected->weight(g));
+    for (int32_t d = 0; d < expected->dim(); ++d) {
+      EXPECT_FLOAT_EQ(written->mean(g)[d], expected->mean(g)[d]);
+      EXPECT_FLOAT_EQ(written->variance(g)[d], expected->variance(g)[d]);
+    }
+  }
+  // Without 't' the transitions are the input's.
+  EXPECT_EQ(written->hmm().log_probs(), model->hmm().log_probs());
+}
+
+TEST(TrainCliTest, BadInputNamesTheUtteranceOrFile) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  auto alis = ParseInt32Archive(ReadFile(Ali()));
+  const std::string first = alis.begin()->first;
+  // One utterance's alignment a frame too long, one with an unknown transition-id.
+  std::string text;
+  int i = 0;
+  for (auto& [key, ali] : alis) {
+    if (i == 0) ali.push_back(ali.back());
+    if (i == 1) ali[3] = 5000;
+    text += key;
+    for (int32_t tid : ali) text += " " + std::to_string(tid);
+    text += "\n";
+    ++i;
+  }
+  WriteFile(dir.file("bad.ali"), text);
+  ASSERT_EQ(RunCommand(Cli() + " acc-stats " + Model() + " ark:" + Feats() +
+                           " ark:" + dir.file("bad.ali") + " " + dir.file("acc"),
+                       log),
+            0);
+  const std::string messages = ReadFile(log);
+  EXPECT_NE(messages.find("Alignments has wrong size"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("(utterance " + first + ")"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("frame 3: transition-id 5000 is not in the model"), std::string::npos)
+      << messages;
+  EXPECT_NE(messages.find("Done 4 files, 2 with errors."), std::string::npos) << messages;
+
+  // No utterance accumulated: Kaldi's exit status 1.
+  WriteFile(dir.file("empty.ali"), "");
+  EXPECT_EQ(RunCommand(Cli() + " acc-stats " + Model() + " ark:" + Feats() +
+                           " ark:" + dir.file("empty.ali") + " " + dir.file("acc2"),
+                       log),
+            1);
+  EXPECT_NE(ReadFile(log).find("No alignment for utterance"), std::string::npos);
+
+  // Statistics that end early, or of another model: est names the file.
+  const std::string acc = ReadFile(dir.file("acc"));
+  WriteFile(dir.file("cut.acc"), acc.substr(0, acc.size() / 2));
+  EXPECT_EQ(
+      RunCommand(Cli() + " est " + Model() + " " + dir.file("cut.acc") + " " + dir.file("x.mdl"),
+                 log),
+      1);
+  EXPECT_NE(ReadFile(log).find("cut.acc"), std::string::npos) << ReadFile(log);
+  // Usage errors exit 1 as Kaldi's.
+  EXPECT_EQ(RunCommand(Cli() + " est " + Model() + " " + dir.file("acc"), log), 1);
+  EXPECT_EQ(RunCommand(Cli() + " sum-accs " + dir.file("acc"), log), 1);
+  EXPECT_EQ(RunCommand(Cli() + " est --update-flags=mvq " + Model() + " " + dir.file("acc") + " " +
+                           dir.file("x.mdl"),
+                       log),
+            1);
+}
+
+}  // namespace
+}  // namespace gmmscore::testing
