@@ -19,7 +19,7 @@ set(rules
   "kernels/|(util|model)/|${kernels_core}"
   "align/|(util|model|align)/"
   "train/|(util|model|train)/"
-  "bench/|(util|model|kernels|align|bench)/"
+  "bench/|(util|model|kernels|align|train|bench)/"
   "proto/|proto/"
   "client/|(util|model|proto|client)/"
   "server/|(util|model|formats|align|proto|server)/|${kernels_core}"

@@ -1,5 +1,7 @@
 #include "train/accumulate.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -135,6 +137,54 @@ absl::StatusOr<double> GmmAccumulator::AccumulateAlignment(const Matrix& feature
   stats->gmm.total_log_like += log_like;
   stats->gmm.total_frames += double(alignment.size());
   return log_like;
+}
+
+absl::StatusOr<double> GmmAccumulator::AccumulateFrames(int32_t pdf, const float* frames,
+                                                        int64_t num_frames, int threads,
+                                                        GmmStats* stats) const {
+  const int32_t dim = model_.dim();
+  for (int64_t t = 0; t < num_frames; ++t) {
+    for (int32_t d = 0; d < dim; ++d) {
+      const float x = frames[size_t(t) * dim + d];
+      if (!std::isfinite(x)) {
+        return absl::InvalidArgumentError(absl::StrCat("frame ", t, ", dimension ", d, " is ", x));
+      }
+    }
+  }
+  const int num_threads = threads > 0 ? threads : omp_get_max_threads();
+  std::vector<GmmStats> partial(size_t(num_threads), GmmStats::ForModel(model_, stats->flags));
+  std::vector<double> log_like(size_t(num_threads), 0.0);
+  std::vector<absl::Status> failed(static_cast<size_t>(num_threads));
+#pragma omp parallel num_threads(num_threads)
+  {
+    const int me = omp_get_thread_num();
+    std::vector<double> posteriors(size_t(model_.num_gauss_in(pdf)));
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < num_frames; ++t) {
+      const float* x = frames + size_t(t) * dim;
+      absl::StatusOr<double> ll = PdfPosteriors(pdf, x, posteriors.data());
+      if (!ll.ok()) {
+        if (failed[size_t(me)].ok()) {
+          failed[size_t(me)] =
+              absl::InvalidArgumentError(absl::StrCat("frame ", t, ": ", ll.status().message()));
+        }
+        continue;
+      }
+      log_like[size_t(me)] += *ll;
+      AddFrame(pdf, x, posteriors.data(), 1.0, &partial[size_t(me)]);
+    }
+  }
+  for (const absl::Status& s : failed) {
+    if (!s.ok()) return s;
+  }
+  double total = 0.0;
+  for (int i = 0; i < num_threads; ++i) {
+    GMM_RETURN_IF_ERROR(stats->Add(partial[size_t(i)]));
+    total += log_like[size_t(i)];
+  }
+  stats->total_log_like += total;  // the partials hold the sums alone
+  stats->total_frames += double(num_frames);
+  return total;
 }
 
 absl::StatusOr<double> GmmAccumulator::AccumulatePosteriors(const Matrix& features,

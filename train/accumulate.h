@@ -51,6 +51,13 @@ class GmmAccumulator {
                                              std::span<const int32_t> alignment,
                                              ModelStats* stats) const;
 
+  // Every frame of `frames` (num_frames x dim, row-major) with weight 1 on pdf: the E-step of a
+  // single GMM (gmm-global-acc-stats), on `threads` threads (0: all), each with its own
+  // statistics, added at the end. Returns the frames' total log-likelihood; an error names the
+  // first frame that is not finite, and then nothing is added.
+  absl::StatusOr<double> AccumulateFrames(int32_t pdf, const float* frames, int64_t num_frames,
+                                          int threads, GmmStats* stats) const;
+
   // gmm-acc-stats for one utterance: per frame the posteriors over transition-ids, merged per pdf
   // for the GMM statistics. Returns the weighted log-likelihood sum_t sum_pdf gamma log p(x_t|pdf)
   // and adds the total weight to *weight.

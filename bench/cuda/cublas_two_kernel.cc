@@ -5,20 +5,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/cuda/event_timing.h"
+#include "bench/cuda/cublas_status.h"
 #include "bench/cuda/two_kernel_kernels.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/event_timing.h"
 
 namespace gmmscore {
 namespace {
-
-absl::Status CublasStatus(cublasStatus_t status, const char* call) {
-  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(call, " failed: ", cublasGetStatusName(status), " (",
-                                          cublasGetStatusString(status), ")"));
-}
-
-#define GMM_CUBLAS_RETURN_IF_ERROR(call) GMM_RETURN_IF_ERROR(CublasStatus((call), #call))
 
 // Destroys the handle however the measurement ends.
 struct CublasHandle {

@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
   --format=csv
 status=0
 for test in cuda_fidelity_test cuda_scorer_test cuda_tensor_scorer_test cuda_fusion_test cuda_viterbi_test \
-  server_cuda_test; do
+  cuda_em_stats_test server_cuda_test; do
   timeout 300 "./$test" 2>&1 | tee "$out/$test.log" | grep -vE '^\[ +(RUN|OK) +\]' || status=1
 done
 [ "${1:-}" = tests ] && exit $status

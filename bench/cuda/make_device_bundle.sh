@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Gathers what runs on a GPU machine into .device-bundle/, to carry there: the CUDA tests (the
 # daemon's too),
-# cuda_bench, cuda_launch_bench, gmmscored and gmmscore, the scripts that run them
+# cuda_bench, cuda_launch_bench, em_bench, gmmscored and gmmscore, the scripts that run them
 # (device_run.sh, device_e2e.sh), and the shared libraries the binaries load (Abseil, Highway,
 # OpenMP, gRPC, protobuf, OpenBLAS, ...: the GPU machine has none of them), packed in lib.tar.gz
 # to stay under the carry limit; the scripts unpack it. Left out: the C and C++ runtimes, the
@@ -18,7 +18,9 @@ rm -rf "$bundle"
 mkdir -p "$bundle/lib"
 binaries=("$build/tests/cuda_fidelity_test" "$build/tests/cuda_scorer_test" "$build/tests/cuda_tensor_scorer_test"
   "$build/tests/cuda_fusion_test" "$build/tests/cuda_viterbi_test" "$build/tests/server_cuda_test"
+  "$build/tests/cuda_em_stats_test"
   "$build/bench/cuda_bench" "$build/bench/cuda_launch_bench" "$build/bench/cuda_align_bench"
+  "$build/bench/em_bench"
   "$build/server/gmmscored" "$build/tools/gmmscore")
 cp "${binaries[@]}" bench/cuda/device_run.sh bench/cuda/device_e2e.sh "$bundle/"
 ldd "${binaries[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |

@@ -1,0 +1,91 @@
+// EM statistics of one diagonal GMM on one GPU (em_stats_kernel.h): the Gaussians of one pdf of a
+// model (all of them for a UBM) resident on the device, frames either resident too or streamed
+// from host memory in chunks, the copy of the next chunk (on its own stream) overlapped with the
+// kernels of this one. The sums stay on the device, in double, until AddTo turns them into the
+// model/gmm_stats.h statistics of the host; sums from several devices or machines simply add.
+//
+// Streaming runs at the copy engine's speed only from page-locked memory: pin the caller's frames
+// with PinnedHostRange for as long as they are streamed.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "kernels/cuda/cuda_buffers.h"
+#include "model/gmm_model.h"
+#include "model/gmm_stats.h"
+
+namespace gmmscore {
+
+// Page-locks [data, data + bytes) for the object's lifetime (cudaHostRegister).
+class PinnedHostRange {
+ public:
+  static absl::StatusOr<std::unique_ptr<PinnedHostRange>> Create(const void* data, size_t bytes);
+  ~PinnedHostRange();
+
+ private:
+  explicit PinnedHostRange(void* data) : data_(data) {}
+  void* data_;
+};
+
+class CudaGmmStatistics {
+ public:
+  struct Options {
+    int device = 0;
+    int32_t chunk_frames = 1 << 18;  // frames a launch pair covers (and a copy brings)
+  };
+
+  // The Gaussians of `pdf` (0 for a single GMM) uploaded to options.device.
+  static absl::StatusOr<std::unique_ptr<CudaGmmStatistics>> Create(const GmmModel& model,
+                                                                   int32_t pdf,
+                                                                   const Options& options);
+  ~CudaGmmStatistics();
+  CudaGmmStatistics(const CudaGmmStatistics&) = delete;
+  CudaGmmStatistics& operator=(const CudaGmmStatistics&) = delete;
+
+  // Adds the statistics of `num_frames` frames (host, row-major, the model's dimension): chunk
+  // after chunk, copies overlapped with compute. Returns once everything is queued; Synchronize
+  // (or AddTo) waits.
+  absl::Status AccumulateHost(const float* frames, int64_t num_frames);
+  // Keeps `num_frames` frames on the device (replacing any kept before) ...
+  absl::Status UploadFrames(const float* frames, int64_t num_frames);
+  // ... and adds their statistics.
+  absl::Status AccumulateResident();
+
+  absl::Status Synchronize();
+  // Waits, adds the device's sums to stats (the pdf's Gaussians; total log-likelihood and frames)
+  // in double and zeroes them on the device.
+  absl::Status AddTo(GmmStats* stats);
+
+  int device() const { return device_; }
+  // Where the kernels run (streamed copies wait on their own stream): for timing with events.
+  cudaStream_t stream() const { return compute_; }
+  int64_t frames_accumulated() const { return frames_; }
+
+ private:
+  CudaGmmStatistics() = default;
+  absl::Status Launch(const float* device_frames, int32_t num_frames);
+
+  int device_ = 0;
+  int32_t pdf_ = 0;
+  int32_t dim_ = 0;
+  int32_t num_gauss_ = 0;  // the pdf's
+  int32_t padded_gauss_ = 0;
+  int32_t chunk_frames_ = 0;
+  int32_t splits_ = 1;
+  std::vector<double> means_;  // the pdf's means, the shift of the centred sums
+  DeviceArray<float> mean_, inv_var_, log_norm_;
+  DeviceArray<double> sums_;     // occ, s1, s2, total log-likelihood, one allocation
+  DeviceArray<float> chunk_[2];  // streamed frames
+  DeviceArray<float> lse_;
+  DeviceArray<float> resident_;
+  int64_t resident_frames_ = 0;
+  int64_t frames_ = 0;
+  cudaStream_t compute_ = nullptr, copy_ = nullptr;
+  cudaEvent_t copied_[2] = {}, consumed_[2] = {};
+};
+
+}  // namespace gmmscore

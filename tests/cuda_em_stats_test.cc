@@ -1,0 +1,171 @@
+// The GPU E-step (kernels/cuda/cuda_gmm_statistics, em_stats_kernel) against the CPU's float64
+// statistics (train/accumulate): one EM iteration's re-estimated weights, means and variances
+// within 1e-4 relative, on single GMMs with Gaussian counts that are not a multiple of the tile,
+// dimensions 13, 39 and 128, one frame, frames far from the means, tiny variances far from the
+// origin (where float32 sums of x^2 would cancel); streamed in chunks equals resident; sums
+// accumulate across calls and devices' worth of AddTo.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/cuda/cuda_gmm_statistics.h"
+#include "model/random_model.h"
+#include "tests/cuda_test_util.h"
+#include "train/accumulate.h"
+#include "train/mle_update.h"
+
+namespace gmmscore {
+namespace {
+
+using CudaEmStatsTest = testing::WithCudaDevice<::testing::Test>;
+
+// Frames drawn from the GMM of pdf, `sigmas` times its spread.
+Matrix Sample(const GmmModel& model, int32_t pdf, int32_t frames, double sigmas, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<uint32_t> pick(model.gauss_begin(pdf), model.gauss_end(pdf) - 1);
+  Matrix x(frames, model.dim());
+  for (int32_t t = 0; t < frames; ++t) {
+    const uint32_t g = pick(rng);
+    for (int32_t d = 0; d < model.dim(); ++d) {
+      x.at(t, d) = static_cast<float>(model.mean(g)[d] +
+                                      sigmas * std::sqrt(model.variance(g)[d]) * normal(rng));
+    }
+  }
+  return x;
+}
+
+MleOptions KeepAll() {
+  MleOptions options;
+  options.min_gaussian_occupancy = 0.0;
+  options.min_gaussian_weight = 0.0;
+  options.min_variance = 1e-30;
+  options.remove_low_count_gaussians = false;
+  return options;
+}
+
+void ExpectSameUpdate(const GmmModel& model, const GmmStats& gpu, const GmmStats& cpu) {
+  EXPECT_NEAR(gpu.total_frames, cpu.total_frames, 0.0);
+  EXPECT_NEAR(gpu.total_log_like, cpu.total_log_like, 1e-5 * std::abs(cpu.total_log_like) + 1e-3);
+  auto a = MleUpdate(KeepAll(), gpu, kGmmAll, model, nullptr);
+  auto b = MleUpdate(KeepAll(), cpu, kGmmAll, model, nullptr);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  int checked = 0;
+  for (int64_t g = 0; g < model.num_gauss(); ++g) {
+    // A Gaussian with a few hundredths of a frame has no meaningful variance to compare.
+    if (cpu.occupancy[size_t(g)] < 0.5) continue;
+    ++checked;
+    EXPECT_NEAR(gpu.occupancy[size_t(g)], cpu.occupancy[size_t(g)],
+                1e-4 * cpu.occupancy[size_t(g)] + 1e-6)
+        << "Gaussian " << g;
+    EXPECT_NEAR(a->weight(g), b->weight(g), 1e-4 * b->weight(g)) << "Gaussian " << g;
+    for (int32_t d = 0; d < model.dim(); ++d) {
+      const double var = b->variance(g)[d], mean = b->mean(g)[d];
+      EXPECT_NEAR(a->mean(g)[d], mean, 1e-4 * std::max(std::abs(mean), std::sqrt(var)))
+          << "Gaussian " << g << " dimension " << d;
+      EXPECT_NEAR(a->variance(g)[d], var, 1e-4 * var) << "Gaussian " << g << " dimension " << d;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+struct Case {
+  const char* name;
+  int32_t gauss, dim, frames;
+  double sigmas;
+  float mean_offset, min_var, max_var;
+};
+
+TEST_F(CudaEmStatsTest, OneIterationMatchesTheCpuFloat64Statistics) {
+  const Case cases[] = {
+      {"37 Gaussians, dimension 13", 37, 13, 20000, 1.0, 0.0f, 0.2f, 4.0f},
+      {"200 Gaussians, dimension 39", 200, 39, 30000, 1.0, -20.0f, 0.2f, 4.0f},
+      {"70 Gaussians, dimension 128", 70, 128, 8000, 1.0, 0.0f, 0.2f, 4.0f},
+      {"far from the means", 37, 13, 20000, 8.0, 0.0f, 0.2f, 4.0f},
+      {"tiny variances at 100", 50, 13, 20000, 1.0, 100.0f, 1e-3f, 1e-2f},
+      {"one frame", 37, 13, 1, 1.0, 0.0f, 0.2f, 4.0f},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    RandomModelOptions options;
+    options.num_states = 1;
+    options.dim = c.dim;
+    options.min_gauss = options.max_gauss = c.gauss;
+    options.mean_offset = c.mean_offset;
+    options.min_var = c.min_var;
+    options.max_var = c.max_var;
+    const GmmModel model = RandomModel(options, 17);
+    const Matrix frames = Sample(model, 0, c.frames, c.sigmas, 3);
+    GmmStats cpu = GmmStats::ForModel(model, kGmmAll), gpu = cpu;
+    ASSERT_TRUE(
+        GmmAccumulator(model).AccumulateFrames(0, frames.data.data(), frames.rows, 0, &cpu).ok());
+    auto stats = CudaGmmStatistics::Create(model, 0, {});
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    ASSERT_TRUE((*stats)->AccumulateHost(frames.data.data(), frames.rows).ok());
+    ASSERT_TRUE((*stats)->AddTo(&gpu).ok());
+    if (c.frames == 1) {
+      for (size_t g = 0; g < cpu.occupancy.size(); ++g) {
+        EXPECT_NEAR(gpu.occupancy[g], cpu.occupancy[g], 1e-5);
+      }
+      EXPECT_NEAR(gpu.total_log_like, cpu.total_log_like, 1e-3);
+      continue;
+    }
+    ExpectSameUpdate(model, gpu, cpu);
+  }
+}
+
+TEST_F(CudaEmStatsTest, StreamedChunksEqualResidentAndAddUp) {
+  RandomModelOptions options;
+  options.num_states = 3;  // the middle pdf's Gaussians only
+  options.dim = 39;
+  options.min_gauss = 20;
+  options.max_gauss = 90;
+  const GmmModel model = RandomModel(options, 5);
+  const Matrix frames = Sample(model, 1, 10001, 1.0, 9);
+  auto streamed = CudaGmmStatistics::Create(model, 1, {.device = 0, .chunk_frames = 999});
+  auto resident = CudaGmmStatistics::Create(model, 1, {.device = 0, .chunk_frames = 4096});
+  ASSERT_TRUE(streamed.ok() && resident.ok());
+  GmmStats a = GmmStats::ForModel(model, kGmmAll), b = a, cpu = a;
+  // Two calls, pinned memory, one AddTo.
+  auto pin = PinnedHostRange::Create(frames.data.data(), frames.data.size() * sizeof(float));
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  ASSERT_TRUE((*streamed)->AccumulateHost(frames.data.data(), 6000).ok());
+  ASSERT_TRUE((*streamed)->AccumulateHost(frames.row(6000), frames.rows - 6000).ok());
+  ASSERT_TRUE((*streamed)->AddTo(&a).ok());
+  ASSERT_TRUE((*resident)->UploadFrames(frames.data.data(), frames.rows).ok());
+  ASSERT_TRUE((*resident)->AccumulateResident().ok());
+  ASSERT_TRUE((*resident)->AddTo(&b).ok());
+  EXPECT_EQ(a.total_frames, 10001);
+  for (size_t i = 0; i < a.occupancy.size(); ++i) {
+    EXPECT_NEAR(a.occupancy[i], b.occupancy[i], 1e-6 * (1 + b.occupancy[i]));
+  }
+  for (size_t i = 0; i < a.second.size(); ++i) {
+    EXPECT_NEAR(a.second[i], b.second[i], 1e-6 * (1 + std::abs(b.second[i])));
+  }
+  // Only pdf 1's Gaussians have statistics.
+  for (uint32_t g = model.gauss_begin(0); g < model.gauss_end(0); ++g)
+    EXPECT_EQ(a.occupancy[g], 0.0);
+  // AddTo zeroed the device: a second pass adds as much again.
+  ASSERT_TRUE((*resident)->AccumulateResident().ok());
+  ASSERT_TRUE((*resident)->AddTo(&b).ok());
+  EXPECT_EQ(b.total_frames, 2 * 10001);
+  ASSERT_TRUE(
+      GmmAccumulator(model).AccumulateFrames(1, frames.data.data(), frames.rows, 0, &cpu).ok());
+  const GmmStats once = cpu;
+  ASSERT_TRUE(cpu.Add(once).ok());
+  ExpectSameUpdate(model, b, cpu);
+}
+
+TEST_F(CudaEmStatsTest, RefusesWhatItCannotDo) {
+  RandomModelOptions options;
+  options.num_states = 1;
+  options.dim = 129;
+  EXPECT_FALSE(CudaGmmStatistics::Create(RandomModel(options, 1), 0, {}).ok());
+  options.dim = 13;
+  EXPECT_FALSE(CudaGmmStatistics::Create(RandomModel(options, 1), 1, {}).ok());
+}
+
+}  // namespace
+}  // namespace gmmscore
