@@ -132,6 +132,57 @@ absl::StatusOr<HmmTopology> ReadBinaryTopology(KaldiReader& in) {
   return topo;
 }
 
+// One <DiagGMM> object (Kaldi's DiagGmm::Read), its Gaussians appended to spec as a new pdf;
+// spec->dim 0 takes the dimension from the object's matrices. `where` prefixes errors.
+absl::Status ReadDiagGmm(KaldiReader& in, const std::string& where, GmmModelSpec* spec) {
+  GMM_ASSIGN_OR_RETURN(std::string token, in.Token());
+  if (token != "<DiagGMM>" && token != "<DiagGMMBegin>") {
+    return in.Error(absl::StrCat(where, "expected <DiagGMM>, found ", token.substr(0, 40)));
+  }
+  GMM_ASSIGN_OR_RETURN(token, in.Token());
+  if (token == "<GCONSTS>") {  // optional and ignored: recomputed from the parameters
+    GMM_ASSIGN_OR_RETURN(std::vector<float> ignored, in.FloatVector());
+    GMM_RETURN_IF_ERROR(in.Expect("<WEIGHTS>"));
+  } else if (token != "<WEIGHTS>") {
+    return in.Error(absl::StrCat(where, "expected <GCONSTS> or <WEIGHTS>, found ", token));
+  }
+  GMM_ASSIGN_OR_RETURN(std::vector<float> weights, in.FloatVector());
+  GMM_RETURN_IF_ERROR(in.Expect("<MEANS_INVVARS>"));
+  GMM_ASSIGN_OR_RETURN(Matrix means_invvars, in.FloatMatrix());
+  GMM_RETURN_IF_ERROR(in.Expect("<INV_VARS>"));
+  const int64_t inv_vars_offset = in.offset();
+  GMM_ASSIGN_OR_RETURN(Matrix inv_vars, in.FloatMatrix());
+  GMM_ASSIGN_OR_RETURN(token, in.Token());
+  if (token != "</DiagGMM>" && token != "<DiagGMMEnd>") {
+    return in.Error(absl::StrCat(where, "expected </DiagGMM>, found ", token.substr(0, 40)));
+  }
+  if (spec->dim == 0) spec->dim = means_invvars.cols;
+  const size_t num_gauss = weights.size(), dim = size_t(spec->dim);
+  if (num_gauss == 0) return in.Error(absl::StrCat(where, "no Gaussians"));
+  if (dim == 0 || size_t(means_invvars.rows) != num_gauss || size_t(inv_vars.rows) != num_gauss ||
+      size_t(means_invvars.cols) != dim || size_t(inv_vars.cols) != dim) {
+    return in.Error(absl::StrCat(where, num_gauss, " weights but means ", means_invvars.rows, "x",
+                                 means_invvars.cols, " and inverse variances ", inv_vars.rows, "x",
+                                 inv_vars.cols, " (dimension ", dim, ")"));
+  }
+  for (size_t g = 0; g < num_gauss; ++g) {
+    for (size_t d = 0; d < dim; ++d) {
+      const double inv_var = inv_vars.data[g * dim + d];
+      if (!(inv_var > 0.0) || !std::isfinite(inv_var)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            in.name(), ": byte ", inv_vars_offset, ": ", where, "Gaussian ", g, ", dimension ", d,
+            ": inverse variance ", inv_var, " is not a finite number > 0"));
+      }
+      spec->means.push_back(static_cast<float>(means_invvars.data[g * dim + d] / inv_var));
+      spec->variances.push_back(static_cast<float>(1.0 / inv_var));
+    }
+  }
+  if (spec->gauss_begin.empty()) spec->gauss_begin.push_back(0);
+  spec->weights.insert(spec->weights.end(), weights.begin(), weights.end());
+  spec->gauss_begin.push_back(static_cast<uint32_t>(spec->weights.size()));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<GmmModelSpec> ReadAmDiagGmm(KaldiReader& in) {
   GmmModelSpec spec;
   GMM_RETURN_IF_ERROR(in.Expect("<DIMENSION>"));
@@ -141,52 +192,8 @@ absl::StatusOr<GmmModelSpec> ReadAmDiagGmm(KaldiReader& in) {
   GMM_ASSIGN_OR_RETURN(int32_t num_pdfs, in.Int32());
   if (num_pdfs < 1) return in.Error(absl::StrCat("bad number of pdfs ", num_pdfs));
   spec.gauss_begin.push_back(0);
-  const size_t dim = static_cast<size_t>(spec.dim);
   for (int32_t pdf = 0; pdf < num_pdfs; ++pdf) {
-    const std::string where = absl::StrCat("pdf ", pdf, ": ");
-    GMM_ASSIGN_OR_RETURN(std::string token, in.Token());
-    if (token != "<DiagGMM>" && token != "<DiagGMMBegin>") {
-      return in.Error(absl::StrCat(where, "expected <DiagGMM>, found ", token.substr(0, 40)));
-    }
-    GMM_ASSIGN_OR_RETURN(token, in.Token());
-    if (token == "<GCONSTS>") {  // optional and ignored: recomputed from the parameters
-      GMM_ASSIGN_OR_RETURN(std::vector<float> ignored, in.FloatVector());
-      GMM_RETURN_IF_ERROR(in.Expect("<WEIGHTS>"));
-    } else if (token != "<WEIGHTS>") {
-      return in.Error(absl::StrCat(where, "expected <GCONSTS> or <WEIGHTS>, found ", token));
-    }
-    GMM_ASSIGN_OR_RETURN(std::vector<float> weights, in.FloatVector());
-    GMM_RETURN_IF_ERROR(in.Expect("<MEANS_INVVARS>"));
-    GMM_ASSIGN_OR_RETURN(Matrix means_invvars, in.FloatMatrix());
-    GMM_RETURN_IF_ERROR(in.Expect("<INV_VARS>"));
-    const int64_t inv_vars_offset = in.offset();
-    GMM_ASSIGN_OR_RETURN(Matrix inv_vars, in.FloatMatrix());
-    GMM_ASSIGN_OR_RETURN(token, in.Token());
-    if (token != "</DiagGMM>" && token != "<DiagGMMEnd>") {
-      return in.Error(absl::StrCat(where, "expected </DiagGMM>, found ", token.substr(0, 40)));
-    }
-    const size_t num_gauss = weights.size();
-    if (num_gauss == 0) return in.Error(absl::StrCat(where, "no Gaussians"));
-    if (size_t(means_invvars.rows) != num_gauss || size_t(inv_vars.rows) != num_gauss ||
-        size_t(means_invvars.cols) != dim || size_t(inv_vars.cols) != dim) {
-      return in.Error(absl::StrCat(where, num_gauss, " weights but means ", means_invvars.rows, "x",
-                                   means_invvars.cols, " and inverse variances ", inv_vars.rows,
-                                   "x", inv_vars.cols, " (dimension ", dim, ")"));
-    }
-    for (size_t g = 0; g < num_gauss; ++g) {
-      for (size_t d = 0; d < dim; ++d) {
-        const double inv_var = inv_vars.data[g * dim + d];
-        if (!(inv_var > 0.0) || !std::isfinite(inv_var)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              in.name(), ": byte ", inv_vars_offset, ": ", where, "Gaussian ", g, ", dimension ", d,
-              ": inverse variance ", inv_var, " is not a finite number > 0"));
-        }
-        spec.means.push_back(static_cast<float>(means_invvars.data[g * dim + d] / inv_var));
-        spec.variances.push_back(static_cast<float>(1.0 / inv_var));
-      }
-    }
-    spec.weights.insert(spec.weights.end(), weights.begin(), weights.end());
-    spec.gauss_begin.push_back(static_cast<uint32_t>(spec.weights.size()));
+    GMM_RETURN_IF_ERROR(ReadDiagGmm(in, absl::StrCat("pdf ", pdf, ": "), &spec));
   }
   return spec;
 }
@@ -380,6 +387,78 @@ void WriteKaldiTransitionModel(const TransitionModel& tm, KaldiWriter& out) {
   out.Newline();
 }
 
+absl::StatusOr<GmmModelSpec> ReadKaldiAmDiagGmm(KaldiReader& in) {
+  return CatchAllocation(in.name(), [&] { return ReadAmDiagGmm(in); });
+}
+
+void WriteKaldiDiagGmm(const GmmModel& model, int32_t pdf, KaldiWriter& out) {
+  const int32_t dim = model.dim();
+  const int32_t n = model.num_gauss_in(pdf);
+  const uint32_t g0 = model.gauss_begin(pdf);
+  std::vector<float> gconsts(n), weights(n);
+  Matrix means_invvars(n, dim), inv_vars(n, dim);
+  for (int32_t i = 0; i < n; ++i) {
+    gconsts[i] = static_cast<float>(model.gconst(g0 + i));
+    weights[i] = model.weight(g0 + i);
+    const auto mean = model.mean(g0 + i);
+    const auto var = model.variance(g0 + i);
+    for (int32_t d = 0; d < dim; ++d) {
+      const double inv_var = 1.0 / var[d];
+      inv_vars.at(i, d) = static_cast<float>(inv_var);
+      means_invvars.at(i, d) = static_cast<float>(mean[d] * inv_var);
+    }
+  }
+  out.Token("<DiagGMM>");
+  out.Newline();
+  out.Token("<GCONSTS>");
+  out.FloatVector(gconsts.data(), gconsts.size());
+  out.Token("<WEIGHTS>");
+  out.FloatVector(weights.data(), weights.size());
+  out.Token("<MEANS_INVVARS>");
+  out.FloatMatrix(means_invvars);
+  out.Token("<INV_VARS>");
+  out.FloatMatrix(inv_vars);
+  out.Token("</DiagGMM>");
+  out.Newline();
+}
+
+void WriteKaldiAmDiagGmm(const GmmModel& model, KaldiWriter& out) {
+  out.Token("<DIMENSION>");
+  out.Int32(model.dim());
+  out.Token("<NUMPDFS>");
+  out.Int32(model.num_states());
+  for (int32_t s = 0; s < model.num_states(); ++s) WriteKaldiDiagGmm(model, s, out);
+}
+
+absl::StatusOr<GmmModel> ReadKaldiDiagGmmFile(const std::string& rxfilename) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> input, InputStream::Open(rxfilename));
+  std::istream& is = input->stream();
+  KaldiReader in(is, input->name(), KaldiReader::ConsumeBinaryMarker(is));
+  GmmModelSpec spec;
+  GMM_RETURN_IF_ERROR(CatchAllocation(input->name(), [&] { return ReadDiagGmm(in, "", &spec); }));
+  GMM_RETURN_IF_ERROR(input->Close());
+  spec.source_format = "kaldi";
+  auto model = GmmModel::Create(std::move(spec));
+  if (!model.ok()) {
+    return absl::Status(model.status().code(),
+                        absl::StrCat(input->name(), ": ", model.status().message()));
+  }
+  return model;
+}
+
+absl::Status WriteKaldiDiagGmmFile(const GmmModel& model, const std::string& wxfilename,
+                                   bool binary) {
+  if (model.num_states() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a Kaldi DiagGmm file holds one GMM; the model has ", model.num_states()));
+  }
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<OutputStream> output, OutputStream::Open(wxfilename));
+  KaldiWriter out(output->stream(), binary);
+  out.BinaryMarker();
+  WriteKaldiDiagGmm(model, 0, out);
+  return output->Close();
+}
+
 absl::StatusOr<GmmModel> ReadKaldiModel(std::istream& is, const std::string& name) {
   return CatchAllocation(name, [&] { return ReadModel(is, name); });
 }
@@ -392,40 +471,7 @@ absl::Status WriteKaldiModel(const GmmModel& model, std::ostream& os, bool binar
   KaldiWriter out(os, binary);
   out.BinaryMarker();
   WriteKaldiTransitionModel(model.hmm(), out);
-  out.Token("<DIMENSION>");
-  out.Int32(model.dim());
-  out.Token("<NUMPDFS>");
-  out.Int32(model.num_states());
-  const int32_t dim = model.dim();
-  for (int32_t s = 0; s < model.num_states(); ++s) {
-    const int32_t n = model.num_gauss_in(s);
-    const uint32_t g0 = model.gauss_begin(s);
-    std::vector<float> gconsts(n), weights(n);
-    Matrix means_invvars(n, dim), inv_vars(n, dim);
-    for (int32_t i = 0; i < n; ++i) {
-      gconsts[i] = static_cast<float>(model.gconst(g0 + i));
-      weights[i] = model.weight(g0 + i);
-      const auto mean = model.mean(g0 + i);
-      const auto var = model.variance(g0 + i);
-      for (int32_t d = 0; d < dim; ++d) {
-        const double inv_var = 1.0 / var[d];
-        inv_vars.at(i, d) = static_cast<float>(inv_var);
-        means_invvars.at(i, d) = static_cast<float>(mean[d] * inv_var);
-      }
-    }
-    out.Token("<DiagGMM>");
-    out.Newline();
-    out.Token("<GCONSTS>");
-    out.FloatVector(gconsts.data(), gconsts.size());
-    out.Token("<WEIGHTS>");
-    out.FloatVector(weights.data(), weights.size());
-    out.Token("<MEANS_INVVARS>");
-    out.FloatMatrix(means_invvars);
-    out.Token("<INV_VARS>");
-    out.FloatMatrix(inv_vars);
-    out.Token("</DiagGMM>");
-    out.Newline();
-  }
+  WriteKaldiAmDiagGmm(model, out);
   if (!os) return absl::DataLossError("write failed");
   return absl::OkStatus();
 }

@@ -25,5 +25,18 @@ absl::Status WriteKaldiModelFile(const GmmModel& model, const std::string& wxfil
 // The pieces, for tools that read a TransitionModel alone (alignment graphs, etc.).
 absl::StatusOr<TransitionModel> ReadKaldiTransitionModel(KaldiReader& in);
 void WriteKaldiTransitionModel(const TransitionModel& tm, KaldiWriter& out);
+// The AmDiagGmm alone (<DIMENSION>, <NUMPDFS>, then each pdf's <DiagGMM>), as a model file holds
+// it after the transition model and gmm-adapt-map's tables hold it on its own. The reader's spec
+// has no HMM and is not yet validated (GmmModel::Create).
+absl::StatusOr<GmmModelSpec> ReadKaldiAmDiagGmm(KaldiReader& in);
+void WriteKaldiAmDiagGmm(const GmmModel& model, KaldiWriter& out);
+// One pdf's GMM as a Kaldi DiagGmm object (<DiagGMM> ... </DiagGMM>).
+void WriteKaldiDiagGmm(const GmmModel& model, int32_t pdf, KaldiWriter& out);
+
+// Files of a single Kaldi DiagGmm (gmm-global-init-from-feats, gmm-global-est): a model of one
+// state without HMM, read and written through extended filenames.
+absl::StatusOr<GmmModel> ReadKaldiDiagGmmFile(const std::string& rxfilename);
+absl::Status WriteKaldiDiagGmmFile(const GmmModel& model, const std::string& wxfilename,
+                                   bool binary);
 
 }  // namespace gmmscore

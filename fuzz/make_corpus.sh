@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Regression inputs (crash-*: reproducers of fixed findings) are kept; the rest is remade.
 [ -d "$out" ] && find "$out" -type f ! -name 'crash-*' -delete
 mkdir -p "$out"/{load_model,kaldi_reader,sphinx_model,feature_files,matrix_table,int32_table}
-mkdir -p "$out"/{fst_table,table_specifier,stream_config,wire_codec}
+mkdir -p "$out"/{fst_table,table_specifier,stream_config,wire_codec,training_files}
 
 # Models: the real Kaldi model, and a small one (4 states, 2 Gaussians, dim 3) in every format,
 # with an HMM (random -> HTK gives each state an HMM, which Kaldi and native then carry).
@@ -92,6 +92,33 @@ write("fst_table/graph.txt", b"cards-001\n" + open(f"{data}/graph-cards-001.txt"
 # Wire codec: packed float32 scores, and binary16 of a few edge values.
 write("wire_codec/scores", b"".join(struct.pack("<56f", *r) for r in likes[:2]))
 write("wire_codec/halves", struct.pack("<8H", 0, 0x8000, 1, 0x3c00, 0x7bff, 0x7c00, 0x7e00, 0xfc00))
+PY
+
+# Training files, each behind the byte that picks its reader (training_files_fuzzer.cc):
+# accumulators of the small model on five frames (binary and text), a small DiagGmm, posteriors.
+printf 'u1  [\n  0.1 0.2 0.3\n  1 2 3\n  -1 0 1\n  0.5 0.5 0.5\n  2 1 0 ]\n' >"$tmp/five.txt"
+printf 'u1 1 1 2 2 2\n' >"$tmp/five.ali"
+"$gmmscore" acc-stats "$tmp/small.mdl" "ark,t:$tmp/five.txt" "ark,t:$tmp/five.ali" "$tmp/b.acc" \
+  2>/dev/null
+"$gmmscore" acc-stats --binary=false "$tmp/small.mdl" "ark,t:$tmp/five.txt" "ark,t:$tmp/five.ali" \
+  "$tmp/t.acc" 2>/dev/null
+"$gmmscore" train-gmm --backend=cpu --num-gauss=4 --num-iters=1 "ark:$data/feats.ark" \
+  "$tmp/ubm" 2>/dev/null
+"$gmmscore" train-gmm --backend=cpu --binary=false --num-gauss=2 --num-iters=1 \
+  "ark:$data/feats.ark" "$tmp/ubm.txt" 2>/dev/null
+{ printf '\0'; cat "$tmp/b.acc"; } >"$out/training_files/acc"
+{ printf '\0'; cat "$tmp/t.acc"; } >"$out/training_files/acc.txt"
+{ printf '\1'; cat "$tmp/ubm"; } >"$out/training_files/ubm"
+{ printf '\1'; cat "$tmp/ubm.txt"; } >"$out/training_files/ubm.txt"
+printf '\2utt1 [ 2 1 ] [ 4 0.5 3 0.5 ] \nutt2 [ ] \n' >"$out/training_files/post.txt"
+python3 - "$out/training_files/post.ark" <<'PY'
+import struct, sys
+frames = [[(2, 1.0)], [(4, 0.25), (3, 0.75)]]
+body = b"\0B\4" + struct.pack("<i", len(frames)) + b"".join(
+    b"\4" + struct.pack("<i", len(f)) + b"".join(b"\4" + struct.pack("<i", t) + b"\4" +
+                                                struct.pack("<f", w) for t, w in f)
+    for f in frames)
+open(sys.argv[1], "wb").write(b"\2utt1 " + body)
 PY
 
 # Specifiers: the forms formats/table_specifier.h names.

@@ -12,6 +12,7 @@
 #include "kernels/cuda/cuda_compute_device.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_fused_scorer.h"
+#include "kernels/cuda/cuda_gmm_statistics.h"
 #include "kernels/cuda/cuda_scorer.h"
 #endif
 
@@ -63,6 +64,13 @@ absl::StatusOr<std::unique_ptr<BatchAligner>> MakeGpuAligner(const GmmModel& mod
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaAligner> aligner, CudaAligner::Create(model, gpu));
   return std::unique_ptr<BatchAligner>(std::move(aligner));
 }
+
+absl::StatusOr<std::unique_ptr<GmmStatisticsDevice>> MakeGpuStatistics(const GmmModel& model,
+                                                                       int32_t pdf, int gpu) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaGmmStatistics> stats,
+                       CudaGmmStatistics::Create(model, pdf, {.device = gpu}));
+  return std::unique_ptr<GmmStatisticsDevice>(std::move(stats));
+}
 #else
 absl::StatusOr<std::vector<int>> SelectGpus(const std::string&) {
   return absl::UnimplementedError("this build has no CUDA (nvcc was not found)");
@@ -80,6 +88,11 @@ absl::StatusOr<std::unique_ptr<FusedScorer>> MakeGpuScorer(const std::vector<Gmm
 }
 
 absl::StatusOr<std::unique_ptr<BatchAligner>> MakeGpuAligner(const GmmModel&, int) {
+  return absl::UnimplementedError("this build has no CUDA");
+}
+
+absl::StatusOr<std::unique_ptr<GmmStatisticsDevice>> MakeGpuStatistics(const GmmModel&, int32_t,
+                                                                       int) {
   return absl::UnimplementedError("this build has no CUDA");
 }
 #endif
@@ -186,6 +199,25 @@ absl::StatusOr<AlignBackend> MakeAlignBackend(const BackendRequest& request,
   cpu.push_back(std::make_unique<CpuScorer>(model, request.cpu_threads));
   GMM_ASSIGN_OR_RETURN(backend.scorer, HostFusedScorer::Create(std::move(cpu), FusionSpec()));
   return backend;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<GmmStatisticsDevice>>> MakeGmmStatisticsDevices(
+    const BackendRequest& request, const GmmModel& model, int32_t pdf) {
+  GMM_ASSIGN_OR_RETURN(const std::vector<int> gpus, ChooseGpus(request));
+  std::vector<std::unique_ptr<GmmStatisticsDevice>> devices;
+  for (const int gpu : gpus) {
+    absl::StatusOr<std::unique_ptr<GmmStatisticsDevice>> device =
+        MakeGpuStatistics(model, pdf, gpu);
+    if (!device.ok()) {
+      if (request.backend == "cuda") return device.status();
+      Say(request,
+          absl::StrCat("CUDA not usable (", device.status().message(), "), statistics on the cpu"));
+      return std::vector<std::unique_ptr<GmmStatisticsDevice>>{};
+    }
+    devices.push_back(*std::move(device));
+  }
+  if (!devices.empty()) Say(request, absl::StrCat("statistics on ", GpuLabels(gpus)));
+  return devices;
 }
 
 }  // namespace gmmscore

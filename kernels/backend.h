@@ -14,6 +14,7 @@
 #include "kernels/batch_viterbi.h"
 #include "kernels/compute_device.h"
 #include "kernels/fused_scorer.h"
+#include "kernels/gmm_statistics_device.h"
 #include "model/fusion.h"
 #include "model/gmm_model.h"
 
@@ -46,5 +47,10 @@ struct AlignBackend {
   std::unique_ptr<BatchAligner> aligner;
 };
 absl::StatusOr<AlignBackend> MakeAlignBackend(const BackendRequest& request, const GmmModel& model);
+
+// What the E-step of a single GMM (pdf of model) runs on: a GmmStatisticsDevice per selected GPU,
+// or none, meaning the CPU (--backend cpu, or auto without a usable GPU).
+absl::StatusOr<std::vector<std::unique_ptr<GmmStatisticsDevice>>> MakeGmmStatisticsDevices(
+    const BackendRequest& request, const GmmModel& model, int32_t pdf);
 
 }  // namespace gmmscore

@@ -13,6 +13,7 @@
 
 #include "align/align_utterance.h"
 #include "align/careful_graph.h"
+#include "align/equal_align.h"
 #include "align/faster_viterbi.h"
 #include "align/forward_backward.h"
 #include "align/transition_probs.h"
@@ -291,6 +292,63 @@ TEST(TransitionModelTest, CreateRefusesPdfIdsAtTheEndOfInt32) {
             std::string::npos)
       << made.status();
   EXPECT_TRUE(TransitionModel::Create(tm.topology(), tm.tuples(), tm.log_probs()).ok());
+}
+
+// A left-to-right chain: state i has a self-loop with transition-id 2i + 1 and a forward arc with
+// 2i + 2; an epsilon arc skips state 1 (an optional phone); the last state is final.
+AlignGraph Chain() {
+  GraphBuilder b;
+  for (int i = 0; i < 3; ++i) b.AddState();
+  const int32_t last = b.AddState(0.0f);
+  for (int32_t i = 0; i < 3; ++i) {
+    b.AddArc(i, 2 * i + 1, 0.0f, i);
+    b.AddArc(i, 2 * i + 2, 0.0f, i + 1);
+  }
+  b.AddArc(0, 0, 0.0f, 2);
+  (void)last;
+  return b.Build();
+}
+
+TEST(EqualAlignTest, SpreadsTheFramesOverThePathsSelfLoops) {
+  const AlignGraph graph = Chain();
+  for (uint32_t seed = 0; seed < 20; ++seed) {
+    auto ali = EqualAlign(graph, 11, seed);
+    ASSERT_TRUE(ali.ok()) << ali.status();
+    ASSERT_EQ(ali->size(), 11u);
+    // A state's self-loops come before its forward arc, the extra frames spread evenly: on the
+    // path 0 -> 1 -> 2 -> 3, 3 emitting arcs and 8 frames over 3 loops (3, 3, 2); on the path
+    // 0 -> 2 -> 3 through the epsilon arc, 1 emitting arc and 10 frames over 2 loops (5, 5).
+    std::vector<int32_t> expected;
+    if ((*ali)[0] == 1 && std::count(ali->begin(), ali->end(), 3) > 0) {
+      expected = {1, 1, 1, 2, 3, 3, 3, 4, 5, 5, 6};
+    } else {
+      expected = {1, 1, 1, 1, 1, 5, 5, 5, 5, 5, 6};
+    }
+    EXPECT_EQ(*ali, expected) << "seed " << seed;
+    EXPECT_EQ(*EqualAlign(graph, 11, seed), *ali);  // the same draw for the same seed
+  }
+  // One frame: only the path through the epsilon arc is short enough (the draw is retried).
+  auto one = EqualAlign(graph, 1, 3);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(*one, std::vector<int32_t>{6});
+}
+
+TEST(EqualAlignTest, SaysWhyItCannot) {
+  EXPECT_FALSE(EqualAlign(AlignGraph(), 5, 0).ok());
+  EXPECT_FALSE(EqualAlign(Chain(), 0, 0).ok());
+  // Without self-loops a path cannot be lengthened.
+  GraphBuilder b;
+  b.AddState();
+  b.AddState(0.0f);
+  b.AddArc(0, 1, 0.0f, 1);
+  const absl::Status s = EqualAlign(b.Build(), 4, 0).status();
+  EXPECT_NE(s.message().find("no self-loops"), std::string::npos) << s;
+  // Every path longer than the utterance.
+  GraphBuilder c;
+  for (int i = 0; i < 4; ++i) c.AddState(i == 3 ? 0.0f : AlignGraph::kNotFinal);
+  for (int32_t i = 0; i < 3; ++i) c.AddArc(i, i + 1, 0.0f, i + 1);
+  const absl::Status t = EqualAlign(c.Build(), 2, 0).status();
+  EXPECT_NE(t.message().find("too few frames"), std::string::npos) << t;
 }
 
 }  // namespace

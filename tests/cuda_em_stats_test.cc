@@ -158,6 +158,28 @@ TEST_F(CudaEmStatsTest, StreamedChunksEqualResidentAndAddUp) {
   ExpectSameUpdate(model, b, cpu);
 }
 
+TEST_F(CudaEmStatsTest, SetModelKeepsTheResidentFrames) {
+  RandomModelOptions options;
+  options.num_states = 1;
+  options.dim = 20;
+  options.min_gauss = options.max_gauss = 30;
+  const GmmModel a = RandomModel(options, 1);
+  options.min_gauss = options.max_gauss = 100;  // a new iteration after mixing up
+  const GmmModel b = RandomModel(options, 2);
+  const Matrix frames = Sample(b, 0, 5000, 1.0, 4);
+  auto stats = CudaGmmStatistics::Create(a, 0, {});
+  ASSERT_TRUE(stats.ok());
+  ASSERT_TRUE((*stats)->UploadFrames(frames.data.data(), frames.rows).ok());
+  ASSERT_TRUE((*stats)->SetModel(b, 0).ok());
+  ASSERT_TRUE((*stats)->AccumulateResident().ok());
+  GmmStats gpu = GmmStats::ForModel(b, kGmmAll), cpu = gpu;
+  ASSERT_TRUE((*stats)->AddTo(&gpu).ok());
+  ASSERT_TRUE(GmmAccumulator(b).AccumulateFrames(0, frames.data.data(), frames.rows, 0, &cpu).ok());
+  ExpectSameUpdate(b, gpu, cpu);
+  options.dim = 21;  // frames of another dimension stay: the model must fit them
+  EXPECT_FALSE((*stats)->SetModel(RandomModel(options, 3), 0).ok());
+}
+
 TEST_F(CudaEmStatsTest, RefusesWhatItCannotDo) {
   RandomModelOptions options;
   options.num_states = 1;

@@ -20,6 +20,7 @@
 #include "model/random_model.h"
 #include "tests/test_util.h"
 #include "train/accumulate.h"
+#include "train/gmm_init.h"
 #include "train/mix_up.h"
 #include "train/mle_update.h"
 #include "train/transition_update.h"
@@ -712,6 +713,60 @@ TEST(TrainTest, PosteriorsOfOneEqualTheAlignment) {
   EXPECT_EQ(from_ali.gmm.occupancy, from_post.gmm.occupancy);
   EXPECT_EQ(from_ali.gmm.first, from_post.gmm.first);
   EXPECT_EQ(from_ali.gmm.total_log_like, from_post.gmm.total_log_like);
+}
+
+TEST(TrainTest, GmmInitFromFramesAndTheReservoir) {
+  RandomModelOptions options;
+  options.num_states = 1;
+  options.dim = 7;
+  options.min_gauss = options.max_gauss = 5;
+  const GmmModel truth = RandomModel(options, 4);
+  std::mt19937 rng(2);
+  const Matrix frames = SampleFrames(truth, std::vector<int32_t>(3000, 0), 1.0, rng);
+  for (GmmInit init : {GmmInit::kRandomFrames, GmmInit::kKMeansPlusPlus}) {
+    auto model = InitGmmFromFrames(frames, 5, init, rng);
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_EQ(model->num_gauss(), 5);
+    // Every mean is one of the frames, every variance the frames' global variance.
+    for (int64_t g = 0; g < 5; ++g) {
+      bool found = false;
+      for (int32_t t = 0; t < frames.rows && !found; ++t) {
+        found = std::equal(frames.row(t), frames.row(t) + 7, model->mean(g).begin());
+      }
+      EXPECT_TRUE(found) << "Gaussian " << g;
+      EXPECT_EQ(model->variance(g)[3], model->variance(0)[3]);
+      EXPECT_FLOAT_EQ(model->weight(g), 0.2f);
+    }
+  }
+  EXPECT_FALSE(InitGmmFromFrames(frames, 3001, GmmInit::kRandomFrames, rng).ok());
+  Matrix flat(10, 3);
+  EXPECT_FALSE(InitGmmFromFrames(flat, 2, GmmInit::kRandomFrames, rng).ok());
+
+  // The reservoir keeps 100 of 3000, each frame about equally likely: the kept frames' mean is
+  // near the whole set's.
+  FrameReservoir reservoir(100, 7);
+  for (int32_t t = 0; t < frames.rows; ++t) ASSERT_TRUE(reservoir.Add(frames.row(t), 7).ok());
+  EXPECT_EQ(reservoir.frames().rows, 100);
+  EXPECT_EQ(reservoir.seen(), 3000);
+  EXPECT_FALSE(reservoir.Add(frames.row(0), 6).ok());
+  FrameReservoir all(0, 7);
+  for (int32_t t = 0; t < 50; ++t) ASSERT_TRUE(all.Add(frames.row(t), 7).ok());
+  EXPECT_EQ(all.frames().rows, 50);
+}
+
+TEST(TrainTest, SplitPdfsReachesEachTarget) {
+  RandomModelOptions options;
+  options.num_states = 2;
+  options.dim = 3;
+  options.min_gauss = 1;
+  options.max_gauss = 4;
+  const GmmModel model = RandomModel(options, 6);
+  std::mt19937 rng(1);
+  auto split = SplitPdfs(model, {7, 1}, 0.1f, rng);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(split->num_gauss_in(0), std::max(7, model.num_gauss_in(0)));
+  EXPECT_EQ(split->num_gauss_in(1), model.num_gauss_in(1));  // never merged down
+  EXPECT_FALSE(SplitPdfs(model, {7}, 0.1f, rng).ok());
 }
 
 }  // namespace

@@ -18,6 +18,10 @@ constexpr char kUsage[] =
     "  acc-stats accumulate GMM training statistics from alignments (Kaldi's gmm-acc-stats-ali)\n"
     "  sum-accs  sum accumulator files (Kaldi's gmm-sum-accs)\n"
     "  est       re-estimate a model from its statistics (Kaldi's gmm-est)\n"
+    "  train     the whole training loop of Kaldi's train_mono.sh (flat start, realignment)\n"
+    "  train-gmm train a single GMM from features on GPUs or the CPU "
+    "(gmm-global-init-from-feats)\n"
+    "  adapt     MAP-adapt a model per utterance or speaker (Kaldi's gmm-adapt-map)\n"
     "  convert   convert a model between Kaldi, HTK, Sphinx and native formats\n"
     "  info      describe a model\n"
     "  bench     measure scoring throughput against the two-kernel BLAS path\n"
@@ -44,6 +48,9 @@ int main(int argc, char** argv) {
     if (command == "acc-stats") return gmmscore::RunAccStats(argc, argv);
     if (command == "sum-accs") return gmmscore::RunSumAccs(argc, argv);
     if (command == "est") return gmmscore::RunEst(argc, argv);
+    if (command == "train") return gmmscore::RunTrain(argc, argv);
+    if (command == "train-gmm") return gmmscore::RunTrainGmm(argc, argv);
+    if (command == "adapt") return gmmscore::RunAdapt(argc, argv);
     if (command == "convert") return gmmscore::RunConvert(argc, argv);
     if (command == "info") return gmmscore::RunInfo(argc, argv);
     if (command == "bench") return gmmscore::RunBench(argc, argv);

@@ -50,8 +50,18 @@ absl::StatusOr<GmmModel> MixUp(const GmmModel& model, const std::vector<float>& 
         absl::StrCat("mixing up needs one occupancy per pdf: ", occupancies.size(), " for ",
                      model.num_states(), " pdfs"));
   }
-  const std::vector<int32_t> targets =
-      SplitTargets(occupancies, options.target, options.power, options.min_count);
+  return SplitPdfs(model,
+                   SplitTargets(occupancies, options.target, options.power, options.min_count),
+                   options.perturb_factor, rng);
+}
+
+absl::StatusOr<GmmModel> SplitPdfs(const GmmModel& model, const std::vector<int32_t>& targets,
+                                   float perturb_factor, std::mt19937& rng) {
+  if (targets.size() != size_t(model.num_states())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("splitting needs one target per pdf: ", targets.size(), " for ",
+                     model.num_states(), " pdfs"));
+  }
   const GmmModelSpec& in = model.spec();
   const size_t dim = size_t(in.dim);
   GmmModelSpec out = in;
@@ -80,7 +90,7 @@ absl::StatusOr<GmmModel> MixUp(const GmmModel& model, const std::vector<float>& 
       vars.resize(to + dim);
       for (size_t d = 0; d < dim; ++d) {
         const double shift =
-            options.perturb_factor * normal(rng) * std::sqrt(static_cast<double>(vars[from + d]));
+            perturb_factor * normal(rng) * std::sqrt(static_cast<double>(vars[from + d]));
         vars[to + d] = vars[from + d];
         means[to + d] = static_cast<float>(means[from + d] + shift);
         means[from + d] = static_cast<float>(means[from + d] - shift);

@@ -33,4 +33,9 @@ std::vector<int32_t> SplitTargets(const std::vector<float>& occupancies, int32_t
 absl::StatusOr<GmmModel> MixUp(const GmmModel& model, const std::vector<float>& occupancies,
                                const MixUpOptions& options, std::mt19937& rng);
 
+// The splitting alone: pdf p split until it has targets[p] Gaussians (a pdf with as many or more
+// is left alone), means perturbed by perturb_factor standard deviations.
+absl::StatusOr<GmmModel> SplitPdfs(const GmmModel& model, const std::vector<int32_t>& targets,
+                                   float perturb_factor, std::mt19937& rng);
+
 }  // namespace gmmscore

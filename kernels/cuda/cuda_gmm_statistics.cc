@@ -23,52 +23,16 @@ PinnedHostRange::~PinnedHostRange() { (void)cudaHostUnregister(data_); }
 
 absl::StatusOr<std::unique_ptr<CudaGmmStatistics>> CudaGmmStatistics::Create(
     const GmmModel& model, int32_t pdf, const Options& options) {
-  if (pdf < 0 || pdf >= model.num_states()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("pdf ", pdf, " is not in the model (", model.num_states(), " pdfs)"));
-  }
-  if (model.dim() > kMaxEmDim) {
-    return absl::InvalidArgumentError(absl::StrCat("the GPU statistics take dimensions up to ",
-                                                   kMaxEmDim, ", the model has ", model.dim()));
-  }
   if (options.chunk_frames < 1) return absl::InvalidArgumentError("chunk_frames must be >= 1");
   GMM_RETURN_IF_ERROR(SelectDevice(options.device));
   std::unique_ptr<CudaGmmStatistics> s(new CudaGmmStatistics());
   s->device_ = options.device;
-  s->pdf_ = pdf;
-  s->dim_ = model.dim();
-  s->num_gauss_ = model.num_gauss_in(pdf);
-  s->padded_gauss_ = (s->num_gauss_ + kEmGaussPad - 1) / kEmGaussPad * kEmGaussPad;
   s->chunk_frames_ = options.chunk_frames;
-  const size_t dim = size_t(s->dim_), padded = size_t(s->padded_gauss_);
-  const int64_t bytes = int64_t(padded * dim * 2 * sizeof(float) + padded * sizeof(float) +
-                                (padded * (2 * dim + 1) + 1) * sizeof(double) +
-                                size_t(options.chunk_frames) * (2 * dim + 1) * sizeof(float));
-  GMM_RETURN_IF_ERROR(CheckDeviceRoom(options.device, bytes, "the EM statistics need"));
-
-  // Parameters, Gaussian-major; the padding takes no posterior (log_norm -inf).
-  std::vector<float> mean(padded * dim, 0.0f), inv_var(padded * dim, 1.0f),
-      log_norm(padded, -std::numeric_limits<float>::infinity());
-  const double log_2pi = std::log(2.0 * std::numbers::pi);
-  const uint32_t begin = model.gauss_begin(pdf);
-  s->means_.resize(size_t(s->num_gauss_) * dim);
-  for (int32_t k = 0; k < s->num_gauss_; ++k) {
-    double log_det = 0.0;
-    for (size_t d = 0; d < dim; ++d) {
-      const double var = model.variance(begin + k)[d];
-      mean[k * dim + d] = model.mean(begin + k)[d];
-      s->means_[k * dim + d] = model.mean(begin + k)[d];
-      inv_var[k * dim + d] = static_cast<float>(1.0 / var);
-      log_det += std::log(var);
-    }
-    log_norm[size_t(k)] =
-        static_cast<float>(model.log_weight(begin + k) - 0.5 * (double(dim) * log_2pi + log_det));
-  }
-  GMM_ASSIGN_OR_RETURN(s->mean_, UploadToDevice(mean));
-  GMM_ASSIGN_OR_RETURN(s->inv_var_, UploadToDevice(inv_var));
-  GMM_ASSIGN_OR_RETURN(s->log_norm_, UploadToDevice(log_norm));
-  GMM_ASSIGN_OR_RETURN(s->sums_, DeviceArray<double>::Allocate(padded * (2 * dim + 1) + 1));
-  GMM_CUDA_RETURN_IF_ERROR(cudaMemset(s->sums_.get(), 0, s->sums_.bytes()));
+  GMM_RETURN_IF_ERROR(s->SetModel(model, pdf));
+  const size_t dim = size_t(s->dim_);
+  GMM_RETURN_IF_ERROR(CheckDeviceRoom(
+      options.device, int64_t(size_t(options.chunk_frames) * (2 * dim + 1) * sizeof(float)),
+      absl::StrCat("buffers for ", options.chunk_frames, " frames need")));
   for (auto& chunk : s->chunk_) {
     GMM_ASSIGN_OR_RETURN(chunk, DeviceArray<float>::Allocate(size_t(options.chunk_frames) * dim));
   }
@@ -79,13 +43,66 @@ absl::StatusOr<std::unique_ptr<CudaGmmStatistics>> CudaGmmStatistics::Create(
     GMM_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&s->copied_[i], cudaEventDisableTiming));
     GMM_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&s->consumed_[i], cudaEventDisableTiming));
   }
+  return s;
+}
+
+absl::Status CudaGmmStatistics::SetModel(const GmmModel& model, int32_t pdf) {
+  if (pdf < 0 || pdf >= model.num_states()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pdf ", pdf, " is not in the model (", model.num_states(), " pdfs)"));
+  }
+  if (model.dim() > kMaxEmDim) {
+    return absl::InvalidArgumentError(absl::StrCat("the GPU statistics take dimensions up to ",
+                                                   kMaxEmDim, ", the model has ", model.dim()));
+  }
+  if (dim_ != 0 && model.dim() != dim_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model's dimension ", model.dim(), " is not the frames' ", dim_));
+  }
+  GMM_RETURN_IF_ERROR(SelectDevice(device_));
+  if (compute_ != nullptr) GMM_RETURN_IF_ERROR(Synchronize());
+  pdf_ = pdf;
+  dim_ = model.dim();
+  num_gauss_ = model.num_gauss_in(pdf);
+  padded_gauss_ = (num_gauss_ + kEmGaussPad - 1) / kEmGaussPad * kEmGaussPad;
+  const size_t dim = size_t(dim_), padded = size_t(padded_gauss_);
+  // Parameters, Gaussian-major; the padding takes no posterior (log_norm -inf).
+  std::vector<float> mean(padded * dim, 0.0f), inv_var(padded * dim, 1.0f),
+      log_norm(padded, -std::numeric_limits<float>::infinity());
+  const double log_2pi = std::log(2.0 * std::numbers::pi);
+  const uint32_t begin = model.gauss_begin(pdf);
+  means_.resize(size_t(num_gauss_) * dim);
+  for (int32_t k = 0; k < num_gauss_; ++k) {
+    double log_det = 0.0;
+    for (size_t d = 0; d < dim; ++d) {
+      const double var = model.variance(begin + k)[d];
+      mean[k * dim + d] = model.mean(begin + k)[d];
+      means_[k * dim + d] = model.mean(begin + k)[d];
+      inv_var[k * dim + d] = static_cast<float>(1.0 / var);
+      log_det += std::log(var);
+    }
+    log_norm[size_t(k)] =
+        static_cast<float>(model.log_weight(begin + k) - 0.5 * (double(dim) * log_2pi + log_det));
+  }
+  mean_ = DeviceArray<float>();
+  inv_var_ = DeviceArray<float>();
+  log_norm_ = DeviceArray<float>();
+  sums_ = DeviceArray<double>();
+  GMM_RETURN_IF_ERROR(CheckDeviceRoom(device_,
+                                      int64_t(padded * (2 * dim + 1) * sizeof(float) +
+                                              (padded * (2 * dim + 1) + 1) * sizeof(double)),
+                                      "the GMM and its statistics need"));
+  GMM_ASSIGN_OR_RETURN(mean_, UploadToDevice(mean));
+  GMM_ASSIGN_OR_RETURN(inv_var_, UploadToDevice(inv_var));
+  GMM_ASSIGN_OR_RETURN(log_norm_, UploadToDevice(log_norm));
+  GMM_ASSIGN_OR_RETURN(sums_, DeviceArray<double>::Allocate(padded * (2 * dim + 1) + 1));
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemset(sums_.get(), 0, sums_.bytes()));
+  frames_ = 0;
   // Enough blocks for every multiprocessor a few times over, whatever the number of Gaussians.
   int sms = 1;
-  GMM_CUDA_RETURN_IF_ERROR(
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
-  const int gauss_tiles = std::max(1, s->padded_gauss_ / 64);
-  s->splits_ = std::max(1, 4 * sms / gauss_tiles);
-  return s;
+  GMM_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+  splits_ = std::max(1, 4 * sms / std::max(1, padded_gauss_ / 64));
+  return absl::OkStatus();
 }
 
 CudaGmmStatistics::~CudaGmmStatistics() {
@@ -155,6 +172,8 @@ absl::Status CudaGmmStatistics::AccumulateResident() {
   }
   return absl::OkStatus();
 }
+
+std::string CudaGmmStatistics::label() const { return DeviceLabel(device_); }
 
 absl::Status CudaGmmStatistics::Synchronize() {
   GMM_RETURN_IF_ERROR(SelectDevice(device_));

@@ -12,9 +12,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "kernels/cuda/cuda_buffers.h"
+#include "kernels/gmm_statistics_device.h"
 #include "model/gmm_model.h"
 #include "model/gmm_stats.h"
 
@@ -31,7 +33,7 @@ class PinnedHostRange {
   void* data_;
 };
 
-class CudaGmmStatistics {
+class CudaGmmStatistics : public GmmStatisticsDevice {
  public:
   struct Options {
     int device = 0;
@@ -42,23 +44,28 @@ class CudaGmmStatistics {
   static absl::StatusOr<std::unique_ptr<CudaGmmStatistics>> Create(const GmmModel& model,
                                                                    int32_t pdf,
                                                                    const Options& options);
-  ~CudaGmmStatistics();
+  ~CudaGmmStatistics() override;
   CudaGmmStatistics(const CudaGmmStatistics&) = delete;
+
+  // Replaces the GMM (an EM iteration's new parameters; the number of Gaussians may change),
+  // keeping the resident frames. The sums must have been taken (AddTo) first.
+  absl::Status SetModel(const GmmModel& model, int32_t pdf) override;
   CudaGmmStatistics& operator=(const CudaGmmStatistics&) = delete;
 
   // Adds the statistics of `num_frames` frames (host, row-major, the model's dimension): chunk
   // after chunk, copies overlapped with compute. Returns once everything is queued; Synchronize
   // (or AddTo) waits.
-  absl::Status AccumulateHost(const float* frames, int64_t num_frames);
+  absl::Status AccumulateHost(const float* frames, int64_t num_frames) override;
   // Keeps `num_frames` frames on the device (replacing any kept before) ...
-  absl::Status UploadFrames(const float* frames, int64_t num_frames);
+  absl::Status UploadFrames(const float* frames, int64_t num_frames) override;
   // ... and adds their statistics.
-  absl::Status AccumulateResident();
+  absl::Status AccumulateResident() override;
 
   absl::Status Synchronize();
   // Waits, adds the device's sums to stats (the pdf's Gaussians; total log-likelihood and frames)
   // in double and zeroes them on the device.
-  absl::Status AddTo(GmmStats* stats);
+  absl::Status AddTo(GmmStats* stats) override;
+  std::string label() const override;
 
   int device() const { return device_; }
   // Where the kernels run (streamed copies wait on their own stream): for timing with events.

@@ -1,0 +1,271 @@
+// gmmscore train-gmm: a single diagonal GMM (a UBM) trained from features, as Kaldi's
+// gmm-global-init-from-feats: the same arguments, options, defaults, log lines and output (a Kaldi
+// DiagGmm object), with the E-step on the selected GPUs (--backend, --devices: each GPU keeps its
+// share of the frames, or streams it where it does not fit; the statistics are summed on the host)
+// or the CPU's threads; and --init / --init-method for other starting points.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "formats/kaldi_model.h"
+#include "formats/matrix_table.h"
+#include "kernels/backend.h"
+#include "tools/command_util.h"
+#include "tools/commands.h"
+#include "tools/kaldi_log.h"
+#include "train/accumulate.h"
+#include "train/gmm_init.h"
+#include "train/mix_up.h"
+#include "train/mle_update.h"
+#include "util/status_macros.h"
+
+namespace gmmscore {
+namespace {
+
+constexpr char kProgram[] = "gmmscore train-gmm";
+
+void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
+
+// The E-step over the kept frames on the GPUs (each its share) or the CPU.
+class EStep {
+ public:
+  EStep(const Matrix& frames, std::vector<std::unique_ptr<GmmStatisticsDevice>> devices,
+        int threads)
+      : frames_(frames), devices_(std::move(devices)), threads_(threads) {}
+
+  absl::Status Start() {
+    const int64_t n = frames_.rows, per = (n + int64_t(devices_.size()) - 1) /
+                                          std::max<int64_t>(1, int64_t(devices_.size()));
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      const int64_t first = std::min(n, int64_t(i) * per), count = std::min(n, first + per) - first;
+      shares_.push_back({first, count, true});
+      absl::Status s = devices_[i]->UploadFrames(frames_.row(int32_t(first)), count);
+      if (absl::IsResourceExhausted(s)) {
+        Log(devices_[i]->label() + ": the frames do not fit, streaming them (" +
+            std::string(s.message()) + ")");
+        shares_.back().resident = false;
+      } else if (!s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Accumulate(const GmmModel& model, GmmStats* stats) {
+    if (devices_.empty()) {
+      return GmmAccumulator(model)
+          .AccumulateFrames(0, frames_.data.data(), frames_.rows, threads_, stats)
+          .status();
+    }
+    std::vector<absl::Status> status(devices_.size());
+    std::vector<GmmStats> partial(devices_.size(), GmmStats::ForModel(model, kGmmAll));
+    std::vector<std::thread> workers;
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      workers.emplace_back([&, i] {
+        GmmStatisticsDevice& device = *devices_[i];
+        const Share& share = shares_[i];
+        status[i] = device.SetModel(model, 0);
+        if (status[i].ok()) {
+          status[i] = share.resident
+                          ? device.AccumulateResident()
+                          : device.AccumulateHost(frames_.row(int32_t(share.first)), share.count);
+        }
+        if (status[i].ok()) status[i] = device.AddTo(&partial[i]);
+      });
+    }
+    for (std::thread& w : workers) w.join();
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      if (!status[i].ok()) return status[i];
+      GMM_RETURN_IF_ERROR(stats->Add(partial[i]));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Share {
+    int64_t first, count;
+    bool resident;
+  };
+  const Matrix& frames_;
+  std::vector<std::unique_ptr<GmmStatisticsDevice>> devices_;
+  std::vector<Share> shares_;
+  int threads_;
+};
+
+}  // namespace
+
+int RunTrainGmm(int argc, char** argv) {
+  Args args("train-gmm",
+            "[options] FEATS-RSPEC MODEL-OUT\n"
+            "Initializes a single diagonal GMM and trains it with EM on features kept in memory\n"
+            "(Kaldi's gmm-global-init-from-feats), on GPUs or the CPU.\n"
+            "e.g.: gmmscore train-gmm --num-gauss=512 scp:train.scp ubm.dubm");
+  args.Add({"binary", "", "write output in binary mode", "true"})
+      .Add({"num-gauss", "N", "number of Gaussians in the model", "100"})
+      .Add({"num-gauss-init", "N",
+            "number of Gaussians initially (if nonzero and less than --num-gauss, mixture "
+            "splitting up to --num-gauss over the first half of the iterations)",
+            "0"})
+      .Add({"num-iters", "N", "number of iterations of training", "50"})
+      .Add({"iterations", "N", "the same as --num-iters"})
+      .Add({"num-frames", "N",
+            "number of feature vectors to keep in memory and train on (randomly chosen from the "
+            "input; 0: all)",
+            "200000"})
+      .Add({"srand", "N", "seed for the random number generator", "0"})
+      .Add({"num-threads", "N", "CPU threads for the statistics (0: all)", "4"})
+      .Add({"min-gaussian-weight", "F", "min Gaussian weight before we remove it", "1e-05"})
+      .Add({"min-gaussian-occupancy", "F", "minimum occupancy to update a Gaussian", "10"})
+      .Add({"min-variance", "F", "variance floor (absolute variance)", "0.001"})
+      .Add({"remove-low-count-gaussians", "",
+            "if true, remove Gaussians that fall below the floors", "true"})
+      .Add({"init", "MODEL",
+            "start from this single-GMM model (a Kaldi DiagGmm, or any model file of one state) "
+            "instead of from frames"})
+      .Add({"init-method", "NAME", "random (frames as means, as Kaldi) or kmeans++", "random"})
+      .Add({"backend", "NAME", "cpu, cuda or auto: where the statistics are computed", "auto"})
+      .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0,1", "all"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  const std::vector<std::string>& pos = args.positional();
+  if (pos.size() != 2) {
+    std::fprintf(stderr, "%s", args.Help().c_str());
+    return 1;
+  }
+  auto num_gauss = args.GetInt("num-gauss"), num_gauss_init = args.GetInt("num-gauss-init"),
+       iters = args.GetInt(args.Has("iterations") ? "iterations" : "num-iters"),
+       num_frames = args.GetInt("num-frames"), seed = args.GetInt("srand"),
+       threads = args.GetInt("num-threads");
+  auto min_weight = args.GetDouble("min-gaussian-weight"),
+       min_occ = args.GetDouble("min-gaussian-occupancy"), min_var = args.GetDouble("min-variance");
+  for (const absl::Status& s :
+       {num_gauss.status(), num_gauss_init.status(), iters.status(), num_frames.status(),
+        seed.status(), threads.status(), min_weight.status(), min_occ.status(), min_var.status()}) {
+    if (!s.ok()) return Fail("train-gmm", s);
+  }
+  if (*num_gauss < 1 || *iters < 0) {
+    return Fail("train-gmm", absl::InvalidArgumentError("--num-gauss must be >= 1 and "
+                                                        "--num-iters >= 0"));
+  }
+  const std::string method = args.Get("init-method");
+  if (method != "random" && method != "kmeans++") {
+    return Fail("train-gmm", absl::InvalidArgumentError(
+                                 "--init-method is random or kmeans++, not '" + method + "'"));
+  }
+
+  // The frames, kept by reservoir sampling as gmm-global-init-from-feats keeps them.
+  FrameReservoir reservoir(*num_frames, uint32_t(*seed));
+  {
+    auto reader = MatrixTableReader::Open(pos[0]);
+    if (!reader.ok()) return Fail("train-gmm", reader.status());
+    Log("Reading features (will keep " +
+        (*num_frames > 0 ? KaldiNumber(*num_frames) : std::string("all")) + " frames.)");
+    std::string key;
+    Matrix feats;
+    while (true) {
+      auto more = (*reader)->Next(&key, &feats);
+      if (!more.ok()) return Fail("train-gmm", more.status());
+      if (!*more) break;
+      for (int32_t t = 0; t < feats.rows; ++t) {
+        for (int32_t d = 0; d < feats.cols; ++d) {
+          if (!std::isfinite(feats.at(t, d))) {
+            return Fail("train-gmm", absl::InvalidArgumentError("utterance " + key + ", frame " +
+                                                                KaldiNumber(t) + ", dimension " +
+                                                                KaldiNumber(d) + " is not finite"));
+          }
+        }
+        if (absl::Status s = reservoir.Add(feats.row(t), feats.cols); !s.ok()) {
+          return Fail("train-gmm", absl::InvalidArgumentError("utterance " + key + ": " +
+                                                              std::string(s.message())));
+        }
+      }
+    }
+  }
+  const Matrix& frames = reservoir.frames();
+  if (frames.rows == 0) return Fail("train-gmm", absl::InvalidArgumentError("no features read"));
+  if (*num_frames > 0 && reservoir.seen() > *num_frames) {
+    Log("Kept " + KaldiNumber(*num_frames) + " out of " + KaldiNumber(reservoir.seen()) +
+        " input frames = " + KaldiNumber(100.0 * double(*num_frames) / double(reservoir.seen())) +
+        "%.");
+  }
+
+  std::mt19937 rng(static_cast<uint32_t>(*seed));
+  int32_t target = int32_t(*num_gauss);
+  int32_t start =
+      (*num_gauss_init <= 0 || *num_gauss_init > target) ? target : int32_t(*num_gauss_init);
+  absl::StatusOr<GmmModel> model = absl::UnknownError("no model");
+  if (args.Has("init")) {
+    model = ReadKaldiDiagGmmFile(args.Get("init"));
+    if (model.ok() && model->dim() != frames.cols) {
+      model = absl::InvalidArgumentError(args.Get("init") + " has dimension " +
+                                         KaldiNumber(model->dim()) + ", the features " +
+                                         KaldiNumber(frames.cols));
+    }
+    if (model.ok()) start = std::min(target, int32_t(model->num_gauss()));
+  } else {
+    Log("Initializing GMM means from " +
+        std::string(method == "random" ? "random frames" : "k-means++ seeds") + " to " +
+        KaldiNumber(start) + " Gaussians.");
+    model = InitGmmFromFrames(
+        frames, start, method == "random" ? GmmInit::kRandomFrames : GmmInit::kKMeansPlusPlus, rng);
+  }
+  if (!model.ok()) return Fail("train-gmm", model.status());
+
+  const BackendRequest request{.backend = args.Get("backend"),
+                               .devices = args.Get("devices"),
+                               .program = kProgram,
+                               .cpu_threads = int32_t(*threads)};
+  auto devices = MakeGmmStatisticsDevices(request, *model, 0);
+  if (!devices.ok()) return Fail("train-gmm", devices.status());
+  EStep estep(frames, *std::move(devices), int(*threads));
+  if (absl::Status s = estep.Start(); !s.ok()) return Fail("train-gmm", s);
+
+  MleOptions options;
+  options.min_gaussian_weight = *min_weight;
+  options.min_gaussian_occupancy = *min_occ;
+  options.min_variance = *min_var;
+  options.remove_low_count_gaussians = args.GetBool("remove-low-count-gaussians");
+  const int32_t half = std::max(1, int32_t(*iters) / 2);
+  const int32_t increment = (target - start) / half;
+  int32_t current = start;
+  for (int32_t iter = 0; iter < *iters; ++iter) {
+    const auto begin = std::chrono::steady_clock::now();
+    GmmStats stats = GmmStats::ForModel(*model, kGmmAll);
+    if (absl::Status s = estep.Accumulate(*model, &stats); !s.ok()) return Fail("train-gmm", s);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    Log("Likelihood per frame on iteration " + KaldiNumber(iter) + " was " +
+        KaldiNumber(stats.total_log_like / frames.rows) + " over " + KaldiNumber(frames.rows) +
+        " frames.");
+    MleSummary summary;
+    auto updated = MleUpdate(options, stats, kGmmAll, *model, &summary);
+    if (!updated.ok()) return Fail("train-gmm", updated.status());
+    Log("Objective-function change on iteration " + KaldiNumber(iter) + " was " +
+        KaldiNumber(summary.objective_change / summary.count) + " over " +
+        KaldiNumber(summary.count) + " frames.");
+    std::fprintf(stderr,
+                 "%s: iteration %d: avg log-likelihood per frame %.4f, %lld Gaussians, E-step "
+                 "%.3f s (%.3g frames/s)\n",
+                 kProgram, iter, stats.total_log_like / frames.rows,
+                 static_cast<long long>(model->num_gauss()), seconds,
+                 double(frames.rows) / seconds);
+    model = *std::move(updated);
+    const int32_t next = std::min(target, current + increment);
+    if (next > model->num_gauss()) {
+      Log("Splitting to " + KaldiNumber(next) + " Gaussians.");
+      model = SplitPdfs(*model, {next}, 0.1f, rng);
+      if (!model.ok()) return Fail("train-gmm", model.status());
+      current = next;
+    }
+  }
+  if (absl::Status s = WriteKaldiDiagGmmFile(*model, pos[1], args.GetBool("binary")); !s.ok()) {
+    return Fail("train-gmm", s);
+  }
+  Log("Wrote model to " + pos[1]);
+  return 0;
+}
+
+}  // namespace gmmscore
