@@ -338,6 +338,16 @@ absl::StatusOr<v1::ModelInfo> AdminClient::Load(const std::string& name, const s
   return info;
 }
 
+absl::StatusOr<v1::ModelInfo> AdminClient::Adapt(const v1::AdaptModelRequest& request,
+                                                 std::chrono::milliseconds timeout) {
+  grpc::ClientContext context;
+  Prepare(&context, true);
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  v1::ModelInfo info;
+  if (grpc::Status s = stub_->AdaptModel(&context, request, &info); !s.ok()) return FromGrpc(s);
+  return info;
+}
+
 absl::StatusOr<v1::ModelInfo> AdminClient::Unload(const std::string& name) {
   grpc::ClientContext context;
   Prepare(&context, true);

@@ -140,6 +140,9 @@ class AdminClient {
   absl::StatusOr<v1::ModelInfo> Load(const std::string& name, const std::string& path,
                                      bool replace = false);
   absl::StatusOr<v1::ModelInfo> Unload(const std::string& name);
+  // ModelAdmin.AdaptModel (the request names the base model, the new name and the utterances).
+  absl::StatusOr<v1::ModelInfo> Adapt(const v1::AdaptModelRequest& request,
+                                      std::chrono::milliseconds timeout = std::chrono::minutes(5));
 
  private:
   void Prepare(grpc::ClientContext* context, bool mutation) const;

@@ -22,7 +22,7 @@ set(rules
   "bench/|(util|model|kernels|align|train|bench)/"
   "proto/|proto/"
   "client/|(util|model|proto|client)/"
-  "server/|(util|model|formats|align|proto|server)/|${kernels_core}"
+  "server/|(util|model|formats|align|train|proto|server)/|${kernels_core}"
   "tools/|(util|model|formats|kernels|align|train|bench|proto|client|tools)/"
 )
 

@@ -67,6 +67,8 @@ absl::Status ValidateConfig(const ServerConfig& c) {
            range("max-align-graph-arcs", c.align.max_graph_arcs, 1, 1 << 30),
            range("max-concurrent-alignments", c.align.max_concurrent, 1, 1 << 16),
            range("align-threads", c.align.threads, 1, 1024),
+           range("max-adapt-frames", c.adapt.max_frames, 1, 1 << 28),
+           range("max-concurrent-adaptations", c.adapt.max_concurrent, 1, 1024),
            range("batch-workers", c.batcher.workers, 1, 256),
            range("delivery-threads", c.batcher.delivery_threads, 0, 1024),
        }) {

@@ -46,6 +46,12 @@ struct AlignLimits {
   int32_t threads = 2;  // Viterbi worker threads
 };
 
+// ModelAdmin.AdaptModel: the frames one call may send and the calls that run at once.
+struct AdaptLimits {
+  int32_t max_frames = 360000;  // an hour at 100 frames/s
+  int32_t max_concurrent = 2;
+};
+
 struct BatcherOptions {
   int32_t max_batch_frames = 512;
   absl::Duration max_queue_delay = absl::Milliseconds(2);
@@ -69,6 +75,7 @@ struct ServerConfig {
   absl::Duration drain_timeout = absl::Seconds(30);
   StreamLimits stream;
   AlignLimits align;
+  AdaptLimits adapt;
   BatcherOptions batcher;
   // Transport security: either plaintext, or a certificate and key (and optionally a client CA,
   // which makes clients present certificates it signed).

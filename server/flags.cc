@@ -61,6 +61,10 @@ ABSL_FLAG(int32_t, max_concurrent_alignments, Defaults().align.max_concurrent,
           "Align calls in progress at once; more get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int32_t, align_threads, Defaults().align.threads,
           "threads that run the Viterbi of Align calls (their frames are scored on the lanes)");
+ABSL_FLAG(int32_t, max_adapt_frames, Defaults().adapt.max_frames,
+          "frames one ModelAdmin.AdaptModel call may send (RESOURCE_EXHAUSTED beyond)");
+ABSL_FLAG(int32_t, max_concurrent_adaptations, Defaults().adapt.max_concurrent,
+          "AdaptModel calls in progress at once; more get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int32_t, max_frames_per_chunk, Defaults().stream.max_frames_per_chunk,
           "frames in one FeatureChunk; more ends the stream with INVALID_ARGUMENT");
 ABSL_FLAG(int32_t, max_stream_windows, Defaults().stream.max_stream_windows,
@@ -190,6 +194,8 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   c.align.max_graph_arcs = absl::GetFlag(FLAGS_max_align_graph_arcs);
   c.align.max_concurrent = absl::GetFlag(FLAGS_max_concurrent_alignments);
   c.align.threads = absl::GetFlag(FLAGS_align_threads);
+  c.adapt.max_frames = absl::GetFlag(FLAGS_max_adapt_frames);
+  c.adapt.max_concurrent = absl::GetFlag(FLAGS_max_concurrent_adaptations);
   c.stream.max_select_window = absl::GetFlag(FLAGS_max_select_window);
   c.stream.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);
   c.stream.max_stream_windows = absl::GetFlag(FLAGS_max_stream_windows);

@@ -94,6 +94,22 @@ absl::StatusOr<std::string> ModelRegistry::ResolveUnderRoot(const std::string& r
 
 absl::StatusOr<v1::ModelInfo> ModelRegistry::Load(const std::string& name, const std::string& path,
                                                   bool replace) {
+  return Install(name, path, replace, [&]() -> absl::StatusOr<Built> {
+    GMM_ASSIGN_OR_RETURN(LoadedModel loaded, LoadModel(path));
+    return Built{std::move(loaded.model), ModelFormatName(loaded.file_format)};
+  });
+}
+
+absl::StatusOr<v1::ModelInfo> ModelRegistry::Add(const std::string& name, GmmModel model,
+                                                 const std::string& origin, bool replace) {
+  return Install(name, origin, replace, [&]() -> absl::StatusOr<Built> {
+    return Built{std::move(model), "adapted"};
+  });
+}
+
+absl::StatusOr<v1::ModelInfo> ModelRegistry::Install(
+    const std::string& name, const std::string& path, bool replace,
+    absl::FunctionRef<absl::StatusOr<Built>()> build) {
   GMM_RETURN_IF_ERROR(ValidateModelName(name));
   {
     std::lock_guard lock(mu_);
@@ -109,31 +125,31 @@ absl::StatusOr<v1::ModelInfo> ModelRegistry::Load(const std::string& name, const
     // A replacement keeps the old version serving until the new one is ready.
     if (!exists) health_->SetModel(name, false);
   }
-  absl::StatusOr<LoadedModel> loaded = absl::CancelledError("not read");
+  absl::StatusOr<Built> built = absl::CancelledError("not read");
   absl::StatusOr<std::vector<Residency>> residents = absl::CancelledError("not made resident");
   // A model too large for this machine's memory fails its load, not the daemon.
   try {
-    loaded = LoadModel(path);
-    if (loaded.ok()) residents = lanes_->MakeResidents(loaded->model);
+    built = build();
+    if (built.ok()) residents = lanes_->MakeResidents(built->model);
   } catch (const std::bad_alloc&) {
     const absl::Status oom =
         absl::ResourceExhaustedError(absl::StrCat("out of memory loading ", path));
-    if (loaded.ok()) {
+    if (built.ok()) {
       residents = oom;
     } else {
-      loaded = oom;
+      built = oom;
     }
   }
 
   std::lock_guard lock(mu_);
   loading_.erase(name);
-  if (!loaded.ok() || !residents.ok()) {
-    const absl::Status& s = loaded.ok() ? residents.status() : loaded.status();
+  if (!built.ok() || !residents.ok()) {
+    const absl::Status& s = built.ok() ? residents.status() : built.status();
     return absl::Status(s.code(), absl::StrCat("model '", name, "': ", s.message()));
   }
   auto entry = std::make_shared<ModelEntry>(
-      name, ++last_version_[name], path, ModelFormatName(loaded->file_format),
-      std::make_shared<const GmmModel>(std::move(loaded->model)), *std::move(residents), metrics_);
+      name, ++last_version_[name], path, built->format,
+      std::make_shared<const GmmModel>(std::move(built->model)), *std::move(residents), metrics_);
   if (auto old = ready_.find(name); old != ready_.end()) retired_.push_back(old->second);
   ready_[name] = entry;
   health_->SetModel(name, true);

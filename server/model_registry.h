@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "gmmscore/v1/model_admin.pb.h"
 #include "kernels/compute_device.h"
@@ -78,6 +79,11 @@ class ModelRegistry {
   // Maps a ModelAdmin path to a file under --model-root: relative, no "..", and after resolving
   // symbolic links still inside the root.
   absl::StatusOr<std::string> ResolveUnderRoot(const std::string& relative) const;
+  // Serves a model built in memory (ModelAdmin.AdaptModel's) under name as Load serves a file's:
+  // resident on every device, a new version of an existing name where replace. origin is what
+  // ModelInfo.path says of it ("adapted from mono v1").
+  absl::StatusOr<v1::ModelInfo> Add(const std::string& name, GmmModel model,
+                                    const std::string& origin, bool replace);
   absl::StatusOr<v1::ModelInfo> Unload(const std::string& name);
 
   // The ready entry for a stream: NOT_FOUND for an unknown name, UNAVAILABLE while loading.
@@ -87,6 +93,15 @@ class ModelRegistry {
   std::vector<v1::ModelInfo> List();
 
  private:
+  struct Built {
+    GmmModel model;
+    std::string format;  // ModelInfo.format: "kaldi", ..., "adapted"
+  };
+  // What Load and Add share: build runs off the lock, then the model is made resident and
+  // registered.
+  absl::StatusOr<v1::ModelInfo> Install(const std::string& name, const std::string& path,
+                                        bool replace,
+                                        absl::FunctionRef<absl::StatusOr<Built>()> build);
   void PruneRetired();  // with mu_ held
 
   const ServerConfig& config_;

@@ -79,7 +79,8 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
                       &s->tracker_},
       AlignServices{&c.align, s->registry_.get(), s->batcher_.get(), s->align_workers_.get(),
                     &s->metrics_, &s->alignments_in_progress_});
-  s->admin_service_ = std::make_unique<ModelAdminService>(s->registry_.get(), &s->loader_, token);
+  s->admin_service_ =
+      std::make_unique<ModelAdminService>(s->registry_.get(), &s->loader_, token, c.adapt);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -9,7 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "formats/kaldi_model.h"
 #include "tests/server_test_util.h"
+#include "train/accumulate.h"
+#include "train/map_update.h"
 
 namespace gmmscore::testing {
 namespace {
@@ -321,6 +324,133 @@ TEST(ServerConfigTest, PlaintextOnlyWhenAsked) {
   config.tls_cert_file = "/nonexistent.crt";
   config.tls_key_file = "/nonexistent.key";
   EXPECT_EQ(server::GmmscoreServer::Start(config).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Two utterances of the Kaldi data with their alignments, as AdaptModel takes them.
+v1::AdaptModelRequest AdaptRequest(const std::string& name) {
+  const auto alignments = ParseInt32Archive(ReadFile(DataPath("kaldi-mono/ali.txt")));
+  v1::AdaptModelRequest request;
+  request.set_base_model("mono");
+  request.set_name(name);
+  for (const std::string key : {"cards-001", "cards-003"}) {
+    v1::AdaptUtterance* u = request.add_utterances();
+    u->set_key(key);
+    const Matrix& feats = MonoFeatures().at(key);
+    u->mutable_features()->Add(feats.data.begin(), feats.data.end());
+    u->mutable_alignment()->Add(alignments.at(key).begin(), alignments.at(key).end());
+  }
+  return request;
+}
+
+// The model `gmmscore adapt --model-out` writes for the same utterances: MAP with the same
+// defaults on the same statistics, through a Kaldi model file.
+std::string AdaptedOffline(const v1::AdaptModelRequest& request, const std::string& path) {
+  auto base = ReadKaldiModelFile(MonoModelPath());
+  EXPECT_TRUE(base.ok());
+  ModelStats stats = ModelStats::ForModel(*base, kGmmMeans | kGmmWeights);
+  const GmmAccumulator accumulator(*base);
+  for (const v1::AdaptUtterance& u : request.utterances()) {
+    const Matrix& feats = MonoFeatures().at(u.key());
+    const std::vector<int32_t> ali(u.alignment().begin(), u.alignment().end());
+    EXPECT_TRUE(accumulator.AccumulateAlignment(feats, ali, &stats).ok());
+  }
+  auto adapted = MapUpdate(MapOptions{}, stats.gmm, kGmmMeans | kGmmWeights, *base, nullptr);
+  EXPECT_TRUE(adapted.ok()) << adapted.status();
+  EXPECT_TRUE(WriteKaldiModelFile(*adapted, path, true).ok());
+  return path;
+}
+
+TEST_F(ServerAdminTest, AdaptModelServesTheAdaptedModelAtOnce) {
+  client::AdminClient admin(channel_, kToken);
+  const v1::AdaptModelRequest request = AdaptRequest("mono-spk1");
+  auto info = admin.Adapt(request);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->name(), "mono-spk1");
+  EXPECT_EQ(info->version(), 1);
+  EXPECT_EQ(info->status(), v1::ModelInfo::READY);
+  EXPECT_EQ(info->format(), "adapted");
+  EXPECT_EQ(info->path(), "adapted from mono v1");
+  EXPECT_EQ(info->num_gaussians(), 677);
+  // A stream gets it at once; its scores are those of the model adapted offline and loaded from
+  // a file, and not those of the base.
+  auto streamed = StreamScores(channel_, StreamConfigFor("spk", 37, "mono-spk1"), feats_, 10);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  const Matrix offline = OfflineScores(AdaptedOffline(request, dir_.file("spk1.mdl")), feats_);
+  const Matrix base = OfflineScores(MonoModelPath(), feats_);
+  ASSERT_EQ(streamed->data.size(), offline.data.size());
+  double worst = 0.0, moved = 0.0;
+  for (size_t i = 0; i < offline.data.size(); ++i) {
+    worst = std::max(worst, double(std::abs(streamed->data[i] - offline.data[i])));
+    moved = std::max(moved, double(std::abs(streamed->data[i] - base.data[i])));
+  }
+  EXPECT_LT(worst, 1e-3);
+  EXPECT_GT(moved, 1.0);
+  // The same name again needs replace, which makes version 2.
+  EXPECT_EQ(admin.Adapt(request).status().code(), absl::StatusCode::kAlreadyExists);
+  v1::AdaptModelRequest again = request;
+  again.set_replace(true);
+  again.set_mean_tau(1e9f);  // the priors kept: the base model's scores
+  again.set_weight_tau(1e9f);
+  auto second = admin.Adapt(again);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->version(), 2);
+  auto kept = StreamScores(channel_, StreamConfigFor("spk2", 37, "mono-spk1"), feats_, 10);
+  ASSERT_TRUE(kept.ok());
+  for (size_t i = 0; i < base.data.size(); i += 97) EXPECT_NEAR(kept->data[i], base.data[i], 0.05);
+}
+
+TEST_F(ServerAdminTest, AdaptModelRefusesBadRequestsClearly) {
+  const v1::AdaptModelRequest good = AdaptRequest("x");
+  EXPECT_EQ(client::AdminClient(channel_).Adapt(good).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  client::AdminClient admin(channel_, kToken);
+  auto expect = [&](const v1::AdaptModelRequest& r, absl::StatusCode code,
+                    const std::string& says) {
+    const absl::Status s = admin.Adapt(r).status();
+    EXPECT_EQ(s.code(), code) << s;
+    EXPECT_NE(s.message().find(says), std::string::npos) << s;
+  };
+  v1::AdaptModelRequest r = good;
+  r.set_base_model("nope");
+  expect(r, absl::StatusCode::kNotFound, "nope");
+  r = good;
+  r.mutable_utterances(1)->mutable_features()->RemoveLast();
+  expect(r, absl::StatusCode::kInvalidArgument, "utterance cards-003");
+  r = good;
+  r.mutable_utterances(0)->set_alignment(5, 9999);
+  expect(r, absl::StatusCode::kInvalidArgument, "utterance cards-001: frame 5: transition-id 9999");
+  r = good;
+  r.mutable_utterances(0)->mutable_alignment()->RemoveLast();
+  expect(r, absl::StatusCode::kInvalidArgument, "transition-ids for");
+  r = good;
+  r.mutable_utterances(0)->clear_alignment();
+  expect(r, absl::StatusCode::kInvalidArgument, "either an alignment or posteriors");
+  r = good;
+  r.mutable_utterances(1)->set_features(40, std::nanf(""));
+  expect(r, absl::StatusCode::kInvalidArgument, "frame 1, dimension 1 is nan");
+  r = good;
+  r.set_update_flags("mq");
+  expect(r, absl::StatusCode::kInvalidArgument, "update flags");
+  r = good;
+  r.set_variance_tau(-1);
+  expect(r, absl::StatusCode::kInvalidArgument, "tau");
+  // Nothing was registered by the failed calls; the server serves on.
+  EXPECT_EQ(admin.Get("x").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(StreamScores(channel_, StreamConfigFor("s", 37), feats_, 10).ok());
+}
+
+TEST(ServerAdaptLimitsTest, FramesBeyondTheLimitAreRefused) {
+  TempDir dir;
+  WriteFile(dir.file("token"), std::string(kToken) + "\n");
+  server::ServerConfig config = LoopbackConfig();
+  config.admin_token_file = dir.file("token");
+  config.adapt.max_frames = 100;
+  auto server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  const absl::Status s =
+      client::AdminClient(Connect(server->port()), kToken).Adapt(AdaptRequest("x")).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("--max-adapt-frames"), std::string::npos) << s;
 }
 
 }  // namespace

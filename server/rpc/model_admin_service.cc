@@ -1,6 +1,10 @@
 #include "server/rpc/model_admin_service.h"
 
+#include <new>
+
 #include "absl/strings/str_cat.h"
+#include "server/rpc/model_adaptation.h"
+#include "util/status_macros.h"
 
 namespace gmmscore::server {
 namespace {
@@ -92,6 +96,48 @@ grpc::ServerUnaryReactor* ModelAdminService::UnloadModel(grpc::CallbackServerCon
     status = ToGrpc(info.status());
   }
   reactor->Finish(status);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ModelAdminService::AdaptModel(grpc::CallbackServerContext* context,
+                                                        const v1::AdaptModelRequest* request,
+                                                        v1::ModelInfo* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = Authorize(*context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
+  if (adaptations_.fetch_add(1) >= adapt_limits_.max_concurrent) {
+    adaptations_.fetch_sub(1);
+    reactor->Finish(grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat(adapt_limits_.max_concurrent,
+                     " adaptations are running already (--max-concurrent-adaptations)")));
+    return reactor;
+  }
+  absl::StatusOr<std::shared_ptr<ModelEntry>> base = registry_->Acquire(request->base_model());
+  if (!base.ok()) {
+    adaptations_.fetch_sub(1);
+    reactor->Finish(ToGrpc(base.status()));
+    return reactor;
+  }
+  // request and response stay valid until Finish; the base entry is held until then.
+  loader_->Post([this, reactor, request, response, base = *std::move(base)] {
+    absl::StatusOr<v1::ModelInfo> info = [&]() -> absl::StatusOr<v1::ModelInfo> {
+      try {
+        GMM_ASSIGN_OR_RETURN(GmmModel adapted,
+                             AdaptedModel(base->model(), *request, adapt_limits_));
+        return registry_->Add(request->name(), std::move(adapted),
+                              absl::StrCat("adapted from ", base->name(), " v", base->version()),
+                              request->replace());
+      } catch (const std::bad_alloc&) {
+        return absl::ResourceExhaustedError("out of memory adapting the model");
+      }
+    }();
+    if (info.ok()) *response = *std::move(info);
+    adaptations_.fetch_sub(1);
+    reactor->Finish(ToGrpc(info.status()));
+  });
   return reactor;
 }
 

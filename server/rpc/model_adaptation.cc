@@ -1,0 +1,100 @@
+#include "server/rpc/model_adaptation.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "model/gmm_stats.h"
+#include "train/accumulate.h"
+#include "train/map_update.h"
+#include "util/status_macros.h"
+
+namespace gmmscore::server {
+namespace {
+
+std::string Label(const v1::AdaptUtterance& u, int index) {
+  return u.key().empty() ? absl::StrCat("utterance ", index)
+                         : absl::StrCat("utterance ", u.key().substr(0, 200));
+}
+
+}  // namespace
+
+absl::StatusOr<GmmModel> AdaptedModel(const GmmModel& base, const v1::AdaptModelRequest& request,
+                                      const AdaptLimits& limits) {
+  if (base.hmm().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model '", request.base_model(), "' has no HMM: alignments cannot name its pdfs"));
+  }
+  if (request.utterances().empty()) return absl::InvalidArgumentError("no utterances to adapt to");
+  MapOptions options;
+  if (request.has_mean_tau()) options.mean_tau = request.mean_tau();
+  if (request.has_variance_tau()) options.variance_tau = request.variance_tau();
+  if (request.has_weight_tau()) options.weight_tau = request.weight_tau();
+  GMM_RETURN_IF_ERROR(CheckMapOptions(options));
+  GMM_ASSIGN_OR_RETURN(const uint16_t flags,
+                       ParseGmmFlags(request.has_update_flags() ? request.update_flags() : "mw"));
+  // Shapes and the frame limit first: nothing is sized until the request is known to fit.
+  const size_t dim = size_t(base.dim());
+  int64_t total_frames = 0;
+  for (int i = 0; i < request.utterances_size(); ++i) {
+    const v1::AdaptUtterance& u = request.utterances(i);
+    if (u.features().size() % dim != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(Label(u, i), ": ", u.features().size(),
+                                                     " feature values are not frames of the "
+                                                     "model's dimension ",
+                                                     dim));
+    }
+    const int64_t frames = u.features().size() / int64_t(dim);
+    const bool aligned = u.alignment_size() > 0, posteriors = u.posteriors_size() > 0;
+    if (aligned == posteriors) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Label(u, i), ": give either an alignment or posteriors"));
+    }
+    const int64_t labels = aligned ? u.alignment_size() : u.posteriors_size();
+    if (labels != frames) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Label(u, i), ": ", labels, aligned ? " transition-ids" : " frames of posteriors", " for ",
+          frames, " frames"));
+    }
+    for (int t = 0; t < u.posteriors_size(); ++t) {
+      if (u.posteriors(t).transition_ids_size() != u.posteriors(t).weights_size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Label(u, i), ", frame ", t, ": transition-ids and weights differ in number"));
+      }
+    }
+    total_frames += frames;
+    if (total_frames > limits.max_frames) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("more than ", limits.max_frames, " frames (--max-adapt-frames)"));
+    }
+  }
+  const GmmAccumulator accumulator(base);
+  ModelStats stats = ModelStats::ForModel(base, flags);
+  for (int i = 0; i < request.utterances_size(); ++i) {
+    const v1::AdaptUtterance& u = request.utterances(i);
+    Matrix feats(int32_t(u.features().size() / int64_t(dim)), int32_t(dim));
+    std::copy(u.features().begin(), u.features().end(), feats.data.begin());
+    absl::StatusOr<double> like;
+    if (u.alignment_size() > 0) {
+      const std::vector<int32_t> alignment(u.alignment().begin(), u.alignment().end());
+      like = accumulator.AccumulateAlignment(feats, alignment, &stats);
+    } else {
+      TransitionPosterior posterior(size_t(u.posteriors_size()));
+      for (int t = 0; t < u.posteriors_size(); ++t) {
+        for (int j = 0; j < u.posteriors(t).transition_ids_size(); ++j) {
+          posterior[size_t(t)].emplace_back(u.posteriors(t).transition_ids(j),
+                                            u.posteriors(t).weights(j));
+        }
+      }
+      double weight = 0.0;
+      like = accumulator.AccumulatePosteriors(feats, posterior, &stats, &weight);
+    }
+    if (!like.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(Label(u, i), ": ", like.status().message()));
+    }
+  }
+  return MapUpdate(options, stats.gmm, flags, base, nullptr);
+}
+
+}  // namespace gmmscore::server
