@@ -265,4 +265,60 @@ absl::StatusOr<bool> FstTableReader::Next(std::string* key, AlignGraph* graph,
   return true;
 }
 
+absl::StatusOr<std::unique_ptr<FstTableWriter>> FstTableWriter::Open(
+    const std::string& wspecifier) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryWriter> entries,
+                       TableEntryWriter::Open(wspecifier));
+  return std::unique_ptr<FstTableWriter>(new FstTableWriter(std::move(entries)));
+}
+
+absl::Status FstTableWriter::Write(const std::string& key, const AlignGraph& graph) {
+  GMM_RETURN_IF_ERROR(ValidateAlignGraph(graph, std::numeric_limits<int32_t>::max()));
+  fst::StdVectorFst out;
+  for (int32_t s = 0; s < graph.num_states(); ++s) out.AddState();
+  if (graph.start >= 0) out.SetStart(graph.start);
+  for (int32_t s = 0; s < graph.num_states(); ++s) {
+    if (graph.final_cost[size_t(s)] != AlignGraph::kNotFinal) {
+      out.SetFinal(s, fst::TropicalWeight(graph.final_cost[size_t(s)]));
+    }
+    for (int32_t a = graph.arc_begin[size_t(s)]; a < graph.arc_begin[size_t(s) + 1]; ++a) {
+      const GraphArc& arc = graph.arcs[size_t(a)];
+      out.AddArc(s, fst::StdArc(arc.ilabel, arc.olabel, fst::TropicalWeight(arc.weight), arc.next));
+    }
+  }
+  bool written = true;
+  GMM_RETURN_IF_ERROR(entries_->Write(key, [&](std::ostream& os, bool binary) {
+    if (binary) {
+      written = out.Write(os, fst::FstWriteOptions(key));
+      return;
+    }
+    // fstprint's form: arcs of each state, then its final weight; the start state first.
+    auto weight = [&](float w) {
+      if (w != 0.0f) os << '\t' << w;
+    };
+    os << '\n';
+    std::vector<int32_t> order;
+    if (graph.start >= 0) order.push_back(graph.start);
+    for (int32_t s = 0; s < graph.num_states(); ++s) {
+      if (s != graph.start) order.push_back(s);
+    }
+    for (const int32_t s : order) {
+      for (int32_t a = graph.arc_begin[size_t(s)]; a < graph.arc_begin[size_t(s) + 1]; ++a) {
+        const GraphArc& arc = graph.arcs[size_t(a)];
+        os << s << '\t' << arc.next << '\t' << arc.ilabel << '\t' << arc.olabel;
+        weight(arc.weight);
+        os << '\n';
+      }
+      if (graph.final_cost[size_t(s)] != AlignGraph::kNotFinal) {
+        os << s;
+        weight(graph.final_cost[size_t(s)]);
+        os << '\n';
+      }
+    }
+    os << '\n';
+  }));
+  if (!written) return absl::InternalError(absl::StrCat(key, ": OpenFst could not write the FST"));
+  return absl::OkStatus();
+}
+
 }  // namespace gmmscore

@@ -32,6 +32,21 @@ namespace gmmscore {
 // RPC receives it; errors are prefixed with `name`.
 absl::StatusOr<AlignGraph> ParseBinaryFst(std::string_view bytes, const std::string& name);
 
+// Writes AlignGraphs as Kaldi's VectorFstHolder writes VectorFst<StdArc>s (what
+// compile-train-graphs writes): binary, "KEY " and OpenFst's binary FST; text (",t"), "KEY ", a
+// newline, fstprint's lines (tabs; a weight of 0 left out) and an empty line.
+class FstTableWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<FstTableWriter>> Open(const std::string& wspecifier);
+  absl::Status Write(const std::string& key, const AlignGraph& graph);
+  absl::Status Close() { return entries_->Close(); }
+
+ private:
+  explicit FstTableWriter(std::unique_ptr<TableEntryWriter> entries)
+      : entries_(std::move(entries)) {}
+  std::unique_ptr<TableEntryWriter> entries_;
+};
+
 class FstTableReader {
  public:
   static absl::StatusOr<std::unique_ptr<FstTableReader>> Open(const std::string& rspecifier);

@@ -229,4 +229,28 @@ absl::StatusOr<bool> PosteriorTableReader::Next(
   return true;
 }
 
+absl::StatusOr<std::unique_ptr<TokenVectorTableReader>> TokenVectorTableReader::Open(
+    const std::string& rspecifier) {
+  GMM_ASSIGN_OR_RETURN(TableSpecifier spec, ParseRspecifier(rspecifier));
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryReader> entries, TableEntryReader::Open(spec));
+  return std::unique_ptr<TokenVectorTableReader>(new TokenVectorTableReader(std::move(entries)));
+}
+
+absl::StatusOr<bool> TokenVectorTableReader::Next(std::string* key,
+                                                  std::vector<std::string>* value) {
+  GMM_ASSIGN_OR_RETURN(const bool more, entries_->Next(key));
+  if (!more) return false;
+  std::string line;
+  if (!std::getline(entries_->object(), line)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(entries_->object_name(), ": the archive ends after the key"));
+  }
+  value->clear();
+  for (const absl::string_view word :
+       absl::StrSplit(line, absl::ByAnyChar(" \t\r\f\v"), absl::SkipEmpty())) {
+    value->emplace_back(word);
+  }
+  return true;
+}
+
 }  // namespace gmmscore

@@ -116,4 +116,18 @@ class PosteriorTableReader {
   std::unique_ptr<TableEntryReader> entries_;
 };
 
+// Reads text tables of words per entry ("KEY w1 w2 ...", Kaldi's TokenVectorHolder: transcripts,
+// spk2utt) from "ark:" and "scp:" tables.
+class TokenVectorTableReader {
+ public:
+  static absl::StatusOr<std::unique_ptr<TokenVectorTableReader>> Open(
+      const std::string& rspecifier);
+  absl::StatusOr<bool> Next(std::string* key, std::vector<std::string>* value);
+
+ private:
+  explicit TokenVectorTableReader(std::unique_ptr<TableEntryReader> entries)
+      : entries_(std::move(entries)) {}
+  std::unique_ptr<TableEntryReader> entries_;
+};
+
 }  // namespace gmmscore

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/model_io.h"
 #include "tests/test_util.h"
 
 namespace gmmscore::testing {
@@ -179,6 +180,78 @@ TEST(AlignCliTest, RefusesBeamsThatDoNotMakeSenseAndWrongArgumentCounts) {
   EXPECT_NE(WEXITSTATUS(std::system(beams.c_str())), 0);
   EXPECT_NE(ReadFile(log).find("beams do not make sense"), std::string::npos) << ReadFile(log);
   EXPECT_EQ(WEXITSTATUS(std::system(Align(" a b c", log).c_str())), 1);
+}
+
+// compile-graphs: graphs from the phone sequences of Kaldi's alignments (silence taken out, and
+// made optional between phones) give Kaldi's alignments back: the same transition-ids (Kaldi's
+// reordered self-loops) where the silences fell between words, and the same phones on more than
+// 99% of the frames of each utterance.
+TEST(AlignCliTest, CompiledPhoneGraphsAlignAsKaldisGraphs) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  std::map<int32_t, std::string> names;
+  {
+    std::istringstream in(ReadFile(DataPath("kaldi-mono/phones.txt")));
+    std::string name;
+    int32_t id = 0;
+    while (in >> name >> id) names[id] = name;
+  }
+  const auto phones = ParseInt32Archive(ReadFile(DataPath("kaldi-mono/phone_ali.txt")));
+  std::string transcripts;
+  for (const auto& [key, frames] : phones) {
+    transcripts += key;
+    for (size_t t = 0; t < frames.size(); ++t) {
+      if (frames[t] != 1 && (t == 0 || frames[t] != frames[t - 1])) {
+        transcripts += " " + names.at(frames[t]);
+      }
+    }
+    transcripts += "\n";
+  }
+  WriteFile(dir.file("text"), transcripts);
+  const std::string compile = std::string(GMMSCORE_CLI) + " compile-graphs --phone-symbols=" +
+                              DataPath("kaldi-mono/phones.txt") + " --optional-silence=SIL " +
+                              DataPath("kaldi-mono/final.mdl") + " ark,t:" + dir.file("text");
+  ASSERT_EQ(std::system((compile + " ark:" + dir.file("g.fsts") + " 2>" + log).c_str()), 0)
+      << ReadFile(log);
+  EXPECT_NE(ReadFile(log).find("succeeded for 6 graphs, failed for 0"), std::string::npos);
+  // The text form reads back as the same graphs.
+  ASSERT_EQ(std::system((compile + " ark,t:" + dir.file("g.txt") + " 2>" + log).c_str()), 0);
+  const std::string ali = dir.file("ali"), ali_text = dir.file("ali2");
+  for (const auto& [graphs, out] : {std::pair{"ark:" + dir.file("g.fsts"), ali},
+                                    std::pair{"ark:" + dir.file("g.txt"), ali_text}}) {
+    const std::string cmd =
+        Align(std::string(kOptions) + DataPath("kaldi-mono/final.mdl") + " " + graphs +
+                  " ark:" + DataPath("kaldi-mono/feats.ark") + " ark,t:" + out,
+              log);
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ReadFile(log);
+  }
+  EXPECT_EQ(ReadFile(ali), ReadFile(ali_text));
+  const auto ours = ParseInt32Archive(ReadFile(ali));
+  const auto kaldi = ParseInt32Archive(ReadFile(DataPath("kaldi-mono/ali.txt")));
+  auto model = LoadModel(DataPath("kaldi-mono/final.mdl"));
+  ASSERT_TRUE(model.ok());
+  int identical = 0;
+  for (const auto& [key, tids] : kaldi) {
+    ASSERT_EQ(ours.at(key).size(), tids.size()) << key;
+    identical += ours.at(key) == tids;
+    size_t same = 0;
+    for (size_t t = 0; t < tids.size(); ++t) {
+      same += model->model.hmm().TransitionIdToPhone(ours.at(key)[t]) == phones.at(key)[t];
+    }
+    EXPECT_GT(double(same) / double(tids.size()), 0.99) << key;
+  }
+  EXPECT_GE(identical, 4);
+  // Phones the symbols or the topology do not have fail their utterance alone.
+  WriteFile(dir.file("bad"), "u1 d eh zz\nu2 99\nu3 d eh\n");
+  ASSERT_EQ(std::system((std::string(GMMSCORE_CLI) + " compile-graphs " +
+                         DataPath("kaldi-mono/final.mdl") + " ark,t:" + dir.file("bad") +
+                         " ark:" + dir.file("b.fsts") + " 2>" + log)
+                            .c_str()),
+            256);  // all failed: exit status 1
+  const std::string messages = ReadFile(log);
+  EXPECT_NE(messages.find("utterance u1: 'd' is not a phone id"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("utterance u2: phone 99 is not in the topology"), std::string::npos)
+      << messages;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "align/equal_align.h"
 #include "align/faster_viterbi.h"
 #include "align/forward_backward.h"
+#include "align/phone_graph.h"
 #include "align/transition_probs.h"
 #include "tests/align_test_util.h"
 
@@ -349,6 +350,36 @@ TEST(EqualAlignTest, SaysWhyItCannot) {
   for (int32_t i = 0; i < 3; ++i) c.AddArc(i, i + 1, 0.0f, i + 1);
   const absl::Status t = EqualAlign(c.Build(), 2, 0).status();
   EXPECT_NE(t.message().find("too few frames"), std::string::npos) << t;
+}
+
+TEST(PhoneGraphTest, ReorderedSelfLoopsScoreAsKaldisOtherOrder) {
+  const TransitionModel& model = KaldiMono();
+  std::mt19937 rng(4);
+  const std::vector<int32_t> phones = {5, 6, 14, 3};
+  PhoneGraphOptions reordered{.optional_silence = 1, .silence_prob = 0.3f, .reorder = true};
+  PhoneGraphOptions plain = reordered;
+  plain.reorder = false;
+  auto a = CompilePhoneGraph(model, phones, reordered);
+  auto b = CompilePhoneGraph(model, phones, plain);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  AlignOptions options;
+  options.beam = 1000.0f;
+  for (int trial = 0; trial < 5; ++trial) {
+    const Matrix loglikes = RandomLoglikes(rng, 40, model.NumPdfs());
+    const UtteranceAlignment x = AlignUtterance(options, model, *a, loglikes);
+    const UtteranceAlignment y = AlignUtterance(options, model, *b, loglikes);
+    ASSERT_TRUE(x.status.ok() && y.status.ok()) << x.status << y.status;
+    EXPECT_NEAR(x.score, y.score, 1e-3f * std::abs(y.score));
+    // The same states visited: the same pdf every frame; only the labels' order differs.
+    for (size_t t = 0; t < x.transition_ids.size(); ++t) {
+      EXPECT_EQ(model.TransitionIdToPdf(x.transition_ids[t]),
+                model.TransitionIdToPdf(y.transition_ids[t]));
+    }
+  }
+  EXPECT_FALSE(CompilePhoneGraph(model, {}, plain).ok());
+  EXPECT_FALSE(CompilePhoneGraph(model, std::vector<int32_t>{99}, plain).ok());
+  plain.silence_prob = 1.0f;
+  EXPECT_FALSE(CompilePhoneGraph(model, phones, plain).ok());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@ namespace gmmscore {
 
 int RunScore(int argc, char** argv);
 int RunAlign(int argc, char** argv);
+int RunCompileGraphs(int argc, char** argv);
 int RunAccStats(int argc, char** argv);
 int RunSumAccs(int argc, char** argv);
 int RunEst(int argc, char** argv);

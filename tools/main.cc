@@ -15,6 +15,7 @@ constexpr char kUsage[] =
     "commands:\n"
     "  score     score feature frames against one or more models (offline)\n"
     "  align     align features to compiled training graphs (Kaldi's gmm-align-compiled)\n"
+    "  compile-graphs  training graphs from phone transcripts (monophone models)\n"
     "  acc-stats accumulate GMM training statistics from alignments (Kaldi's gmm-acc-stats-ali)\n"
     "  sum-accs  sum accumulator files (Kaldi's gmm-sum-accs)\n"
     "  est       re-estimate a model from its statistics (Kaldi's gmm-est)\n"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "score") return gmmscore::RunScore(argc, argv);
     if (command == "align") return gmmscore::RunAlign(argc, argv);
+    if (command == "compile-graphs") return gmmscore::RunCompileGraphs(argc, argv);
     if (command == "acc-stats") return gmmscore::RunAccStats(argc, argv);
     if (command == "sum-accs") return gmmscore::RunSumAccs(argc, argv);
     if (command == "est") return gmmscore::RunEst(argc, argv);

@@ -1,0 +1,136 @@
+// gmmscore compile-graphs: training graphs from phone transcripts (align/phone_graph.h), for
+// people without Kaldi's lexicon and compile-train-graphs: a table of phone sequences (ids, or
+// names with --phone-symbols) in, an archive of graphs out that `gmmscore align`, `gmmscore
+// train` and Kaldi's gmm-align-compiled read.
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "align/phone_graph.h"
+#include "formats/kaldi_fst.h"
+#include "formats/kaldi_model.h"
+#include "formats/kaldi_stream.h"
+#include "formats/kaldi_tables.h"
+#include "tools/command_util.h"
+#include "tools/commands.h"
+#include "tools/kaldi_log.h"
+
+namespace gmmscore {
+namespace {
+
+constexpr char kProgram[] = "gmmscore compile-graphs";
+
+// phones.txt: "NAME ID" lines.
+absl::StatusOr<std::map<std::string, int32_t>> ReadSymbols(const std::string& rxfilename) {
+  auto input = InputStream::Open(rxfilename);
+  if (!input.ok()) return input.status();
+  std::map<std::string, int32_t> ids;
+  std::string name, id_text;
+  int line = 0;
+  while ((*input)->stream() >> name >> id_text) {
+    ++line;
+    int32_t id = 0;
+    if (!absl::SimpleAtoi(id_text, &id)) {
+      return absl::InvalidArgumentError((*input)->name() + ": line " + std::to_string(line) +
+                                        ": '" + id_text + "' is not a number");
+    }
+    ids[name] = id;
+  }
+  if (absl::Status s = (*input)->Close(); !s.ok()) return s;
+  return ids;
+}
+
+}  // namespace
+
+int RunCompileGraphs(int argc, char** argv) {
+  Args args("compile-graphs",
+            "[options] MODEL TRANSCRIPTS-RSPEC GRAPHS-WSPEC\n"
+            "Compiles training graphs from phone transcripts (\"utt p1 p2 ...\", phone ids, or\n"
+            "names with --phone-symbols) with the model's topology (monophone models).\n"
+            "e.g.: gmmscore compile-graphs --phone-symbols=phones.txt --optional-silence=SIL "
+            "final.mdl ark,t:text.phones ark:graphs.fsts");
+  args.Add({"phone-symbols", "RXFILENAME", "phones.txt: the transcripts hold phone names"})
+      .Add({"optional-silence", "PHONE",
+            "a phone (id, or name with --phone-symbols) optional at the start, between phones "
+            "and at the end"})
+      .Add({"silence-prob", "F", "probability of the optional silence at each place", "0.5"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  const std::vector<std::string>& pos = args.positional();
+  if (pos.size() != 3) {
+    std::fprintf(stderr, "%s", args.Help().c_str());
+    return 1;
+  }
+  auto silence_prob = args.GetDouble("silence-prob");
+  if (!silence_prob.ok()) return Fail("compile-graphs", silence_prob.status());
+  auto model = ReadKaldiModelFile(pos[0]);
+  if (!model.ok()) return Fail("compile-graphs", model.status());
+  std::map<std::string, int32_t> symbols;
+  if (args.Has("phone-symbols")) {
+    auto read = ReadSymbols(args.Get("phone-symbols"));
+    if (!read.ok()) return Fail("compile-graphs", read.status());
+    symbols = *std::move(read);
+  }
+  auto phone_id = [&](const std::string& word) -> absl::StatusOr<int32_t> {
+    if (!symbols.empty()) {
+      const auto it = symbols.find(word);
+      if (it == symbols.end()) {
+        return absl::InvalidArgumentError("phone '" + word + "' is not in the symbol table");
+      }
+      return it->second;
+    }
+    int32_t id = 0;
+    if (!absl::SimpleAtoi(word, &id)) {
+      return absl::InvalidArgumentError("'" + word +
+                                        "' is not a phone id (names need --phone-symbols)");
+    }
+    return id;
+  };
+  PhoneGraphOptions options;
+  options.silence_prob = float(*silence_prob);
+  if (args.Has("optional-silence")) {
+    auto sil = phone_id(args.Get("optional-silence"));
+    if (!sil.ok()) return Fail("compile-graphs", sil.status());
+    options.optional_silence = *sil;
+  }
+  auto transcripts = TokenVectorTableReader::Open(pos[1]);
+  if (!transcripts.ok()) return Fail("compile-graphs", transcripts.status());
+  auto graphs = FstTableWriter::Open(pos[2]);
+  if (!graphs.ok()) return Fail("compile-graphs", graphs.status());
+  int64_t done = 0, errors = 0;
+  std::string key;
+  std::vector<std::string> words;
+  while (true) {
+    auto more = (*transcripts)->Next(&key, &words);
+    if (!more.ok()) return Fail("compile-graphs", more.status());
+    if (!*more) break;
+    std::vector<int32_t> phones;
+    absl::Status status;
+    for (const std::string& w : words) {
+      auto id = phone_id(w);
+      if (!id.ok()) {
+        status = id.status();
+        break;
+      }
+      phones.push_back(*id);
+    }
+    absl::StatusOr<AlignGraph> graph =
+        status.ok() ? CompilePhoneGraph(model->hmm(), phones, options) : status;
+    if (!graph.ok()) {
+      KaldiLog(stderr, "WARNING", kProgram,
+               "utterance " + key + ": " + std::string(graph.status().message()));
+      ++errors;
+      continue;
+    }
+    if (absl::Status s = (*graphs)->Write(key, *graph); !s.ok()) return Fail("compile-graphs", s);
+    ++done;
+  }
+  if (absl::Status s = (*graphs)->Close(); !s.ok()) return Fail("compile-graphs", s);
+  KaldiLog(stderr, "LOG", kProgram,
+           "compile-graphs: succeeded for " + KaldiNumber(done) + " graphs, failed for " +
+               KaldiNumber(errors));
+  return done != 0 ? 0 : 1;
+}
+
+}  // namespace gmmscore
