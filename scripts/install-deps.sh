@@ -8,6 +8,10 @@ packages=(
   libabsl-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   prometheus-cpp-dev libfst-dev libhwy-dev libopenblas-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The audio front end (feat/): FFTs and WAVE decoding.
+  libfftw3-dev libsndfile1-dev
+  # The speed-perturbed kaldi-mono utterances are made by sox in their wav.scp pipes.
+  sox
   # What the tests use: a real Sphinx continuous model and .mfc files, the semi-continuous en-us
   # model the Sphinx reader must refuse, and the openssl command for the TLS tests' certificates.
   pocketsphinx-testdata pocketsphinx-en-us openssl

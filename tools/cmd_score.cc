@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "feat/wave_feature_reader.h"
 #include "formats/matrix_table.h"
 #include "formats/model_io.h"
 #include "kernels/backend.h"
@@ -16,6 +17,7 @@
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/score_table.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {
@@ -61,12 +63,32 @@ class Progress {
   bool printed_ = false;
 };
 
+// The features to score: a feature table, or audio through the front end.
+absl::StatusOr<std::unique_ptr<MatrixTableReader>> OpenFeatures(const Args& args) {
+  if (args.Has("feats")) return MatrixTableReader::Open(args.Get("feats"));
+  FrontEndOptions opts;
+  if (args.Has("feat-config")) {
+    GMM_ASSIGN_OR_RETURN(opts, ReadFrontEndConfig(args.Get("feat-config")));
+  }
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<WaveFeatureTableReader> waves,
+                       WaveFeatureTableReader::Open(args.Get("wav"), opts));
+  return std::unique_ptr<MatrixTableReader>(std::move(waves));
+}
+
 }  // namespace
 
 int RunScore(int argc, char** argv) {
-  Args args("score", "--model PATH [--model PATH ...] --feats RSPEC --out WSPEC [options]");
+  Args args("score",
+            "--model PATH [--model PATH ...] (--feats RSPEC | --wav RSPEC [--feat-config F]) "
+            "--out WSPEC [options]");
   args.Add({"model", "PATH", "model file or Sphinx directory", "", true})
       .Add({"feats", "RSPEC", "features: ark:F, ark,t:F, scp:F, htk:F, sphinx:F, scp,htk:F, ..."})
+      .Add({"wav", "RSPEC",
+            "audio instead of features: scp:wav.scp (files, 'CMD |' pipes) or ark:F, through "
+            "the front end of --feat-config"})
+      .Add({"feat-config", "FILE",
+            "the front end's options for --wav, compute-feats's (Kaldi conf syntax); default: "
+            "compute-feats's defaults"})
       .Add({"out", "WSPEC", "scores (frames x states): ark:F, ark,t:F, ark,scp:F,S, ark:-"});
   AddFusionOptions(args);
   args.Add({"backend", "NAME", "cpu, cuda or auto", "cpu"})
@@ -79,10 +101,13 @@ int RunScore(int argc, char** argv) {
       .Add({"quiet", "", "no progress or summary on stderr"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string> model_paths = args.GetAll("model");
-  if (model_paths.empty() || !args.Has("feats") || !args.Has("out")) {
-    std::fprintf(stderr, "gmmscore score: --model, --feats and --out are required\n%s",
+  if (model_paths.empty() || args.Has("feats") == args.Has("wav") || !args.Has("out")) {
+    std::fprintf(stderr, "gmmscore score: --model, --out and one of --feats and --wav are required\n%s",
                  args.Help().c_str());
     return 2;
+  }
+  if (args.Has("feat-config") && !args.Has("wav")) {
+    return Fail("score", absl::InvalidArgumentError("--feat-config goes with --wav"));
   }
   auto threads = args.GetInt("threads");
   auto floor = args.GetDouble("variance-floor");
@@ -114,7 +139,7 @@ int RunScore(int argc, char** argv) {
   auto scorers = MakeFusedScorers(request, models, *fusion);
   if (!scorers.ok()) return Fail("score", scorers.status());
 
-  auto reader = MatrixTableReader::Open(args.Get("feats"));
+  auto reader = OpenFeatures(args);
   if (!reader.ok()) return Fail("score", reader.status());
   auto writer = MatrixTableWriter::Open(args.Get("out"));
   if (!writer.ok()) return Fail("score", writer.status());

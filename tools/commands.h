@@ -3,6 +3,7 @@
 
 namespace gmmscore {
 
+int RunComputeFeats(int argc, char** argv);
 int RunScore(int argc, char** argv);
 int RunAlign(int argc, char** argv);
 int RunCompileGraphs(int argc, char** argv);

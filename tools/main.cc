@@ -13,6 +13,7 @@ constexpr char kUsage[] =
     "usage: gmmscore COMMAND [options]\n"
     "\n"
     "commands:\n"
+    "  compute-feats  MFCC features from audio, with CMVN and deltas (compute-mfcc-feats)\n"
     "  score     score feature frames against one or more models (offline)\n"
     "  align     align features to compiled training graphs (Kaldi's gmm-align-compiled)\n"
     "  compile-graphs  training graphs from phone transcripts (monophone models)\n"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   // The readers refuse what they cannot hold; should an allocation still fail, the command ends
   // with a message and status 1, not an abort.
   try {
+    if (command == "compute-feats") return gmmscore::RunComputeFeats(argc, argv);
     if (command == "score") return gmmscore::RunScore(argc, argv);
     if (command == "align") return gmmscore::RunAlign(argc, argv);
     if (command == "compile-graphs") return gmmscore::RunCompileGraphs(argc, argv);

@@ -1,0 +1,39 @@
+#include "feat/compute_features.h"
+
+#include "feat/deltas.h"
+#include "feat/mfcc.h"
+#include "util/status_macros.h"
+
+namespace gmmscore {
+
+uint64_t DitherSeed(uint64_t seed, std::string_view key) {
+  // FNV-1a over the key, started from the seed: stable across runs and machines.
+  uint64_t h = 14695981039346656037ull ^ seed;
+  for (const char c : key) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+absl::StatusOr<Matrix> ComputeBaseFeatures(const FrontEndOptions& opts,
+                                           std::span<const float> wave, double samp_freq,
+                                           double vtln_warp, std::string_view key) {
+  GMM_ASSIGN_OR_RETURN(Matrix mfcc, ComputeMfcc(opts.mfcc, wave, samp_freq, vtln_warp,
+                                                DitherSeed(opts.dither_seed, key)));
+  if (opts.cmvn == CmvnMode::kOnline) {
+    SlidingCmvn cmvn(mfcc.cols, opts.cmn_window, opts.norm_vars);
+    for (int32_t t = 0; t < mfcc.rows; ++t) cmvn.Process(mfcc.row(t));
+  }
+  return mfcc;
+}
+
+Matrix FinishFeatures(const FrontEndOptions& opts, Matrix base, const CmvnStats& stats) {
+  if (opts.cmvn == CmvnMode::kUtterance || opts.cmvn == CmvnMode::kSpeaker) {
+    ApplyCmvn(stats, opts.norm_vars, &base);
+  }
+  if (opts.deltas.order == 0 || base.rows == 0) return base;
+  return ComputeDeltas(opts.deltas, base);
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,116 @@
+#include "feat/feature_window.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "absl/strings/str_cat.h"
+
+namespace gmmscore {
+
+int32_t FrameOptions::PaddedWindowSize() const {
+  const int32_t size = WindowSize();
+  if (!round_to_power_of_two) return size;
+  int32_t padded = 1;
+  while (padded < size) padded *= 2;
+  return padded;
+}
+
+absl::Status FrameOptions::Validate() const {
+  if (!(samp_freq > 0) || samp_freq > 1e6) {
+    return absl::InvalidArgumentError(absl::StrCat("bad --sample-frequency ", samp_freq));
+  }
+  if (!(frame_shift_ms > 0) || WindowShift() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--frame-shift ", frame_shift_ms, " ms is less than one sample"));
+  }
+  if (!(frame_length_ms > 0) || WindowSize() < 2 || frame_length_ms > 10000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--frame-length ", frame_length_ms, " ms: a window needs 2 samples to 10 seconds"));
+  }
+  if (!(dither >= 0)) return absl::InvalidArgumentError(absl::StrCat("bad --dither ", dither));
+  if (!std::isfinite(preemph_coeff) || preemph_coeff < 0 || preemph_coeff > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--preemphasis-coefficient ", preemph_coeff, " is not in [0, 1]"));
+  }
+  for (const char* known : {"hamming", "hanning", "povey", "rectangular", "sine", "blackman"}) {
+    if (window_type == known) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown --window-type '", window_type,
+                                                 "' (hamming, hanning, povey, rectangular, sine, "
+                                                 "blackman)"));
+}
+
+int64_t NumFrames(int64_t num_samples, const FrameOptions& opts) {
+  const int64_t shift = opts.WindowShift(), size = opts.WindowSize();
+  if (opts.snip_edges) return num_samples < size ? 0 : 1 + (num_samples - size) / shift;
+  return (num_samples + shift / 2) / shift;
+}
+
+int64_t FirstSampleOfFrame(int64_t frame, const FrameOptions& opts) {
+  const int64_t shift = opts.WindowShift();
+  if (opts.snip_edges) return frame * shift;
+  return frame * shift + shift / 2 - opts.WindowSize() / 2;
+}
+
+std::vector<double> WindowFunction(const FrameOptions& opts) {
+  const int32_t n = opts.WindowSize();
+  std::vector<double> w(n);
+  const double a = 2 * std::numbers::pi / (n - 1);
+  for (int32_t i = 0; i < n; ++i) {
+    const double c = std::cos(a * i);
+    const std::string& t = opts.window_type;
+    if (t == "hanning") {
+      w[i] = 0.5 - 0.5 * c;
+    } else if (t == "sine") {
+      w[i] = std::sin(0.5 * a * i);  // half a sine wave over the window
+    } else if (t == "hamming") {
+      w[i] = 0.54 - 0.46 * c;
+    } else if (t == "povey") {  // like hamming but goes to zero at the edges
+      w[i] = std::pow(0.5 - 0.5 * c, 0.85);
+    } else if (t == "rectangular") {
+      w[i] = 1.0;
+    } else {  // blackman
+      w[i] = opts.blackman_coeff - 0.5 * c + (0.5 - opts.blackman_coeff) * std::cos(2 * a * i);
+    }
+  }
+  return w;
+}
+
+void ExtractWindow(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
+                   int64_t frame, const FrameOptions& opts, const std::vector<double>& window_fn,
+                   std::mt19937_64* rng, std::vector<double>* window, double* raw_log_energy) {
+  const int32_t size = opts.WindowSize();
+  window->assign(opts.PaddedWindowSize(), 0.0);
+  double* w = window->data();
+  const int64_t start = FirstSampleOfFrame(frame, opts);
+  for (int32_t i = 0; i < size; ++i) {
+    int64_t s = start + i;
+    // Reflect about the start and the end: -1 -> 0, -2 -> 1; N -> N-1, N+1 -> N-2.
+    while (s < 0 || s >= num_samples) s = s < 0 ? -s - 1 : 2 * num_samples - 1 - s;
+    w[i] = wave[static_cast<size_t>(s - wave_offset)];
+  }
+  if (opts.dither != 0) {
+    std::normal_distribution<double> gauss(0.0, opts.dither);
+    for (int32_t i = 0; i < size; ++i) w[i] += gauss(*rng);
+  }
+  if (opts.remove_dc_offset) {
+    double sum = 0;
+    for (int32_t i = 0; i < size; ++i) sum += w[i];
+    const double mean = sum / size;
+    for (int32_t i = 0; i < size; ++i) w[i] -= mean;
+  }
+  if (raw_log_energy != nullptr) {
+    double energy = 0;
+    for (int32_t i = 0; i < size; ++i) energy += w[i] * w[i];
+    *raw_log_energy = std::log(std::max(energy, double{std::numeric_limits<float>::epsilon()}));
+  }
+  if (opts.preemph_coeff != 0) {
+    for (int32_t i = size - 1; i > 0; --i) w[i] -= opts.preemph_coeff * w[i - 1];
+    w[0] -= opts.preemph_coeff * w[0];
+  }
+  for (int32_t i = 0; i < size; ++i) w[i] *= window_fn[i];
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,59 @@
+// Cutting a waveform into analysis windows as Kaldi's feat/feature-window.h does: the frame
+// options and their defaults, how many frames a waveform gives, where each starts (snip-edges or
+// centred with the edges reflected), and the per-window processing (dither, DC removal, the raw
+// log energy, preemphasis, the window function).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace gmmscore {
+
+struct FrameOptions {
+  double samp_freq = 16000;
+  double frame_shift_ms = 10;
+  double frame_length_ms = 25;
+  double dither = 1.0;  // standard deviation of Gaussian noise added to each sample; 0: none
+  double preemph_coeff = 0.97;
+  bool remove_dc_offset = true;
+  std::string window_type = "povey";  // hamming, hanning, povey, rectangular, sine, blackman
+  bool round_to_power_of_two = true;
+  double blackman_coeff = 0.42;
+  bool snip_edges = true;  // true: only whole windows; false: frames centred every shift
+
+  // In samples, computed the way Kaldi does (truncating).
+  int32_t WindowShift() const { return static_cast<int32_t>(samp_freq * 0.001 * frame_shift_ms); }
+  int32_t WindowSize() const { return static_cast<int32_t>(samp_freq * 0.001 * frame_length_ms); }
+  // The FFT length: WindowSize() rounded up to a power of two where round_to_power_of_two.
+  int32_t PaddedWindowSize() const;
+
+  // Rejects what would make no windows or absurd ones (a window shorter than 2 samples, one
+  // longer than 10 s, a negative dither, an unknown window type).
+  absl::Status Validate() const;
+};
+
+// The number of frames num_samples give; with snip_edges false, also the frames whose windows
+// run past the end (what Kaldi computes once the input is finished).
+int64_t NumFrames(int64_t num_samples, const FrameOptions& opts);
+
+// The first sample of frame f's window; negative for the first frames when snip_edges is false.
+int64_t FirstSampleOfFrame(int64_t frame, const FrameOptions& opts);
+
+// The window function, WindowSize() values.
+std::vector<double> WindowFunction(const FrameOptions& opts);
+
+// Fills window[0, PaddedWindowSize()) with frame f of a waveform whose first num_samples samples
+// are known, wave[i] being sample wave_offset + i (a streaming caller keeps only a recent part).
+// Samples before 0 or at and past num_samples are reflected as Kaldi reflects them; the padding
+// is zero. Then dither (with rng), DC removal, the raw log energy (into *raw_log_energy when not
+// null), preemphasis and the window function, in Kaldi's order.
+void ExtractWindow(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
+                   int64_t frame, const FrameOptions& opts, const std::vector<double>& window_fn,
+                   std::mt19937_64* rng, std::vector<double>* window, double* raw_log_energy);
+
+}  // namespace gmmscore

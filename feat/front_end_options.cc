@@ -1,0 +1,238 @@
+#include "feat/front_end_options.h"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace gmmscore {
+namespace {
+
+absl::Status ParseBool(const std::string& name, const std::string& text, bool* out) {
+  const std::string v = absl::AsciiStrToLower(text);
+  if (v == "true" || v == "t" || v == "1" || v.empty()) {
+    *out = true;
+  } else if (v == "false" || v == "f" || v == "0") {
+    *out = false;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, " is true or false, not '", text, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseNumber(const std::string& name, const std::string& text, double* out) {
+  if (!absl::SimpleAtod(text, out)) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": '", text, "' is not a number"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseInt(const std::string& name, const std::string& text, int32_t* out) {
+  if (!absl::SimpleAtoi(text, out)) {
+    return absl::InvalidArgumentError(absl::StrCat("--", name, ": '", text, "' is not an integer"));
+  }
+  return absl::OkStatus();
+}
+
+using Setter = std::function<absl::Status(const std::string&, const std::string&, FrontEndOptions*)>;
+
+struct Entry {
+  FrontEndOptionInfo info;
+  Setter set;
+};
+
+template <typename Field>
+Setter DoubleAt(Field field) {
+  return [field](const std::string& n, const std::string& v, FrontEndOptions* o) {
+    return ParseNumber(n, v, &field(o));
+  };
+}
+template <typename Field>
+Setter IntAt(Field field) {
+  return [field](const std::string& n, const std::string& v, FrontEndOptions* o) {
+    return ParseInt(n, v, &field(o));
+  };
+}
+template <typename Field>
+Setter BoolAt(Field field) {
+  return [field](const std::string& n, const std::string& v, FrontEndOptions* o) {
+    return ParseBool(n, v, &field(o));
+  };
+}
+
+const std::vector<Entry>& Entries() {
+  using O = FrontEndOptions;
+  static const std::vector<Entry> entries = {
+      {{"sample-frequency", "HZ", "waveform sample frequency; audio must match it", "16000"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.frame.samp_freq; })},
+      {{"frame-shift", "MS", "frame shift in milliseconds", "10"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.frame.frame_shift_ms; })},
+      {{"frame-length", "MS", "frame length in milliseconds", "25"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.frame.frame_length_ms; })},
+      {{"dither", "F", "dithering constant (0: no dither)", "1"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.frame.dither; })},
+      {{"preemphasis-coefficient", "F", "coefficient for the preemphasis filter", "0.97"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.frame.preemph_coeff; })},
+      {{"remove-dc-offset", "", "subtract the mean of the waveform in each frame", "true"},
+       BoolAt([](O* o) -> bool& { return o->mfcc.frame.remove_dc_offset; })},
+      {{"window-type", "TYPE", "hamming, hanning, povey, rectangular, sine or blackman", "povey"},
+       [](const std::string&, const std::string& v, O* o) {
+         o->mfcc.frame.window_type = v;
+         return absl::OkStatus();
+       }},
+      {{"round-to-power-of-two", "", "round the window to a power of two for the FFT", "true"},
+       BoolAt([](O* o) -> bool& { return o->mfcc.frame.round_to_power_of_two; })},
+      {{"blackman-coeff", "F", "constant coefficient of the generalized Blackman window", "0.42"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.frame.blackman_coeff; })},
+      {{"snip-edges", "",
+        "only frames that fit wholly in the waveform; false: frames centred every shift, edges "
+        "reflected",
+        "true"},
+       BoolAt([](O* o) -> bool& { return o->mfcc.frame.snip_edges; })},
+      {{"num-mel-bins", "N", "number of triangular mel-frequency bins", "23"},
+       IntAt([](O* o) -> int32_t& { return o->mfcc.mel.num_bins; })},
+      {{"low-freq", "HZ", "low cutoff of the mel bins", "20"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.mel.low_freq; })},
+      {{"high-freq", "HZ", "high cutoff of the mel bins (<= 0: offset from Nyquist)", "0"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.mel.high_freq; })},
+      {{"vtln-low", "HZ", "low inflection point of the VTLN warping function", "100"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.mel.vtln_low; })},
+      {{"vtln-high", "HZ", "high inflection point of the VTLN warping (< 0: offset from Nyquist)",
+        "-500"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.mel.vtln_high; })},
+      {{"num-ceps", "N", "number of cepstra (including C0)", "13"},
+       IntAt([](O* o) -> int32_t& { return o->mfcc.num_ceps; })},
+      {{"use-energy", "", "use the log energy in place of C0", "true"},
+       BoolAt([](O* o) -> bool& { return o->mfcc.use_energy; })},
+      {{"energy-floor", "F", "floor on the energy (absolute, not log); 0: none", "0"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.energy_floor; })},
+      {{"raw-energy", "", "the energy before preemphasis and windowing", "true"},
+       BoolAt([](O* o) -> bool& { return o->mfcc.raw_energy; })},
+      {{"cepstral-lifter", "F", "cepstral liftering constant (0: none)", "22"},
+       DoubleAt([](O* o) -> double& { return o->mfcc.cepstral_lifter; })},
+      {{"htk-compat", "", "energy or C0 last, as HTK orders them", "false"},
+       BoolAt([](O* o) -> bool& { return o->mfcc.htk_compat; })},
+      {{"cmvn", "MODE",
+        "cepstral mean (and variance) normalisation: none, utterance (apply-cmvn), speaker "
+        "(with --utt2spk) or online (OnlineCmvn's causal window)",
+        "none"},
+       [](const std::string& n, const std::string& v, O* o) {
+         if (v == "none") {
+           o->cmvn = CmvnMode::kNone;
+         } else if (v == "utterance") {
+           o->cmvn = CmvnMode::kUtterance;
+         } else if (v == "speaker") {
+           o->cmvn = CmvnMode::kSpeaker;
+         } else if (v == "online") {
+           o->cmvn = CmvnMode::kOnline;
+         } else {
+           return absl::InvalidArgumentError(absl::StrCat(
+               "--", n, " is none, utterance, speaker or online, not '", v, "'"));
+         }
+         return absl::OkStatus();
+       }},
+      {{"norm-vars", "", "normalise variances too (apply-cmvn --norm-vars)", "false"},
+       BoolAt([](O* o) -> bool& { return o->norm_vars; })},
+      {{"cmn-window", "N", "--cmvn=online: frames in the causal window", "600"},
+       IntAt([](O* o) -> int32_t& { return o->cmn_window; })},
+      {{"delta-order", "N", "add deltas up to this order (add-deltas --delta-order); 0: none",
+        "0"},
+       IntAt([](O* o) -> int32_t& { return o->deltas.order; })},
+      {{"delta-window", "N", "add-deltas --delta-window", "2"},
+       IntAt([](O* o) -> int32_t& { return o->deltas.window; })},
+      {{"dither-seed", "N", "seed of the dither's random numbers (per utterance or stream)", "0"},
+       [](const std::string& n, const std::string& v, O* o) {
+         if (!absl::SimpleAtoi(v, &o->dither_seed)) {
+           return absl::InvalidArgumentError(
+               absl::StrCat("--", n, ": '", v, "' is not a non-negative integer"));
+         }
+         return absl::OkStatus();
+       }},
+  };
+  return entries;
+}
+
+}  // namespace
+
+absl::Status FrontEndOptions::Validate() const {
+  GMM_RETURN_IF_ERROR(mfcc.Validate());
+  GMM_RETURN_IF_ERROR(deltas.Validate());
+  if (cmn_window < 1 || cmn_window > 1000000) {
+    return absl::InvalidArgumentError(absl::StrCat("--cmn-window ", cmn_window,
+                                                   " is not in [1, 1000000]"));
+  }
+  return absl::OkStatus();
+}
+
+const std::vector<FrontEndOptionInfo>& FrontEndOptionList() {
+  static const std::vector<FrontEndOptionInfo> list = [] {
+    std::vector<FrontEndOptionInfo> out;
+    for (const Entry& e : Entries()) out.push_back(e.info);
+    return out;
+  }();
+  return list;
+}
+
+absl::Status SetFrontEndOption(const std::string& name, const std::string& value,
+                               FrontEndOptions* opts) {
+  for (const Entry& e : Entries()) {
+    if (e.info.name == name) return e.set(name, value, opts);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown front-end option --", name));
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ApplyFrontEndConfig(
+    const std::string& path, const std::string& text, FrontEndOptions* opts,
+    const std::vector<std::string>& allowed_other) {
+  std::vector<std::pair<std::string, std::string>> other;
+  std::istringstream lines(text);
+  std::string line;
+  for (int line_number = 1; std::getline(lines, line); ++line_number) {
+    if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    const std::string trimmed(absl::StripAsciiWhitespace(line));
+    if (trimmed.empty()) continue;
+    const auto where = [&] { return absl::StrCat(path, ":", line_number, ": "); };
+    if (trimmed.rfind("--", 0) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(), "expected --name=value, got '", trimmed, "'"));
+    }
+    std::string name = trimmed.substr(2), value;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+    }
+    if (std::find(allowed_other.begin(), allowed_other.end(), name) != allowed_other.end()) {
+      other.emplace_back(name, value);
+      continue;
+    }
+    if (absl::Status s = SetFrontEndOption(name, value, opts); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where(), s.message()));
+    }
+  }
+  return other;
+}
+
+absl::StatusOr<FrontEndOptions> ReadFrontEndConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open front-end config ", path));
+  constexpr size_t kMaxBytes = 1 << 20;
+  std::string text(kMaxBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": over 1 MiB, not a config file"));
+  }
+  FrontEndOptions opts;
+  GMM_RETURN_IF_ERROR(ApplyFrontEndConfig(path, text, &opts).status());
+  if (absl::Status s = opts.Validate(); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
+  }
+  return opts;
+}
+
+}  // namespace gmmscore

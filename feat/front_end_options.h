@@ -1,0 +1,56 @@
+// The whole front end's options in one place: Kaldi's MFCC options (compute-mfcc-feats's names
+// and defaults), then CMVN and deltas as gmmscore compute-feats adds them. The offline command,
+// `score --feat-config` and the daemon's audio streams all read them from here, from the command
+// line or from a Kaldi-style config file (one "--name=value" per line, '#' starts a comment).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "feat/deltas.h"
+#include "feat/mfcc.h"
+
+namespace gmmscore {
+
+enum class CmvnMode { kNone, kUtterance, kSpeaker, kOnline };
+
+struct FrontEndOptions {
+  MfccOptions mfcc;
+  CmvnMode cmvn = CmvnMode::kNone;
+  bool norm_vars = false;
+  int32_t cmn_window = 600;  // --cmvn=online: frames in the causal window (OnlineCmvn's default)
+  DeltaOptions deltas{.order = 0, .window = 2};
+  uint64_t dither_seed = 0;
+
+  absl::Status Validate() const;
+  int32_t dim() const { return mfcc.num_ceps * (deltas.order + 1); }
+};
+
+// One option as a command line or config file names it.
+struct FrontEndOptionInfo {
+  std::string name;        // without "--"
+  std::string value_name;  // empty for a boolean
+  std::string help;
+  std::string default_value;
+};
+
+// Every front-end option, for a command to declare.
+const std::vector<FrontEndOptionInfo>& FrontEndOptionList();
+
+// Sets one option from its text ("true"/"false" for booleans); errors name the option.
+absl::Status SetFrontEndOption(const std::string& name, const std::string& value,
+                               FrontEndOptions* opts);
+
+// Applies a Kaldi-style config file's lines to *opts. Errors name the file and line. Options that
+// are not front-end options are errors, unless allowed_other lists them: those are returned, as
+// "name=value" pairs, for the caller to handle.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ApplyFrontEndConfig(
+    const std::string& path, const std::string& text, FrontEndOptions* opts,
+    const std::vector<std::string>& allowed_other = {});
+
+// Reads and applies a config file.
+absl::StatusOr<FrontEndOptions> ReadFrontEndConfig(const std::string& path);
+
+}  // namespace gmmscore

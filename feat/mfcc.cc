@@ -1,0 +1,151 @@
+#include "feat/mfcc.h"
+
+#include <fftw3.h>
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <numbers>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace gmmscore {
+
+namespace {
+
+// FFTW's planner is not thread-safe; executing a plan on its own buffers is.
+std::mutex& FftwPlanner() {
+  static std::mutex planner;
+  return planner;
+}
+
+}  // namespace
+
+struct MfccComputer::Fft {
+  explicit Fft(int32_t n) : size(n) {
+    std::lock_guard<std::mutex> lock(FftwPlanner());
+    in = fftw_alloc_real(n);
+    out = fftw_alloc_complex(n / 2 + 1);
+    plan = fftw_plan_dft_r2c_1d(n, in, out, FFTW_ESTIMATE);
+  }
+  ~Fft() {
+    std::lock_guard<std::mutex> lock(FftwPlanner());
+    fftw_destroy_plan(plan);
+    fftw_free(in);
+    fftw_free(out);
+  }
+  int32_t size;
+  double* in;
+  fftw_complex* out;
+  fftw_plan plan;
+};
+
+absl::Status MfccOptions::Validate() const {
+  GMM_RETURN_IF_ERROR(frame.Validate());
+  if (num_ceps < 1 || num_ceps > mel.num_bins) {
+    return absl::InvalidArgumentError(absl::StrCat("--num-ceps ", num_ceps,
+                                                   " is not in [1, --num-mel-bins ",
+                                                   mel.num_bins, "]"));
+  }
+  if (!std::isfinite(cepstral_lifter) || !std::isfinite(energy_floor) || energy_floor < 0) {
+    return absl::InvalidArgumentError("bad --cepstral-lifter or --energy-floor");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<MfccComputer>> MfccComputer::Create(const MfccOptions& opts,
+                                                                   double vtln_warp) {
+  GMM_RETURN_IF_ERROR(opts.Validate());
+  GMM_ASSIGN_OR_RETURN(MelBanks banks, MelBanks::Create(opts.mel, opts.frame, vtln_warp));
+  return std::unique_ptr<MfccComputer>(new MfccComputer(opts, std::move(banks)));
+}
+
+MfccComputer::MfccComputer(const MfccOptions& opts, MelBanks banks)
+    : opts_(opts), banks_(std::move(banks)), window_fn_(WindowFunction(opts.frame)) {
+  const int32_t bins = opts.mel.num_bins, ceps = opts.num_ceps;
+  // The first num_ceps rows of the orthonormal DCT-II of size num_bins.
+  dct_.resize(size_t(ceps) * bins);
+  for (int32_t k = 0; k < ceps; ++k) {
+    const double norm = std::sqrt((k == 0 ? 1.0 : 2.0) / bins);
+    for (int32_t n = 0; n < bins; ++n) {
+      dct_[size_t(k) * bins + n] = norm * std::cos(std::numbers::pi / bins * (n + 0.5) * k);
+    }
+  }
+  lifter_.assign(ceps, 1.0);
+  if (opts.cepstral_lifter != 0) {
+    const double q = opts.cepstral_lifter;
+    for (int32_t i = 0; i < ceps; ++i) lifter_[i] = 1.0 + 0.5 * q * std::sin(std::numbers::pi * i / q);
+  }
+  fft_ = std::make_unique<Fft>(opts.frame.PaddedWindowSize());
+  power_.resize(fft_->size / 2 + 1);
+  mel_energies_.resize(bins);
+}
+
+MfccComputer::~MfccComputer() = default;
+
+void MfccComputer::ComputeFrame(std::span<const float> wave, int64_t wave_offset,
+                                int64_t num_samples, int64_t frame, std::mt19937_64* rng,
+                                float* out) {
+  const bool raw = opts_.use_energy && opts_.raw_energy;
+  double log_energy = 0;
+  ExtractWindow(wave, wave_offset, num_samples, frame, opts_.frame, window_fn_, rng, &window_,
+                raw ? &log_energy : nullptr);
+  constexpr double kEpsilon = std::numeric_limits<float>::epsilon();
+  if (opts_.use_energy && !opts_.raw_energy) {
+    double energy = 0;
+    for (double v : window_) energy += v * v;
+    log_energy = std::log(std::max(energy, kEpsilon));
+  }
+  std::copy(window_.begin(), window_.end(), fft_->in);
+  fftw_execute(fft_->plan);
+  for (size_t i = 0; i < power_.size(); ++i) {
+    power_[i] = fft_->out[i][0] * fft_->out[i][0] + fft_->out[i][1] * fft_->out[i][1];
+  }
+  banks_.Compute(power_.data(), mel_energies_.data());
+  for (double& e : mel_energies_) e = std::log(std::max(e, kEpsilon));
+  const int32_t bins = banks_.num_bins(), ceps = opts_.num_ceps;
+  std::vector<double> c(ceps);
+  for (int32_t k = 0; k < ceps; ++k) {
+    double sum = 0;
+    for (int32_t n = 0; n < bins; ++n) sum += dct_[size_t(k) * bins + n] * mel_energies_[n];
+    c[k] = sum * lifter_[k];
+  }
+  if (opts_.use_energy) {
+    if (opts_.energy_floor > 0) log_energy = std::max(log_energy, std::log(opts_.energy_floor));
+    c[0] = log_energy;
+  }
+  if (opts_.htk_compat) {
+    // HTK puts the energy (or C0) last; C0 loses the DCT's sqrt(1/N) scale's sqrt(2) factor.
+    double first = c[0];
+    for (int32_t i = 0; i + 1 < ceps; ++i) c[i] = c[i + 1];
+    if (!opts_.use_energy) first *= std::numbers::sqrt2;
+    c[ceps - 1] = first;
+  }
+  for (int32_t k = 0; k < ceps; ++k) out[k] = static_cast<float>(c[k]);
+}
+
+absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const float> wave,
+                                   double samp_freq, double vtln_warp, uint64_t dither_seed) {
+  if (samp_freq != opts.frame.samp_freq) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the audio is sampled at ", samp_freq, " Hz, --sample-frequency is ",
+                     opts.frame.samp_freq));
+  }
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<MfccComputer> computer,
+                       MfccComputer::Create(opts, vtln_warp));
+  const int64_t frames = NumFrames(static_cast<int64_t>(wave.size()), opts.frame);
+  if (frames * opts.num_ceps > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(wave.size(), " samples make ", frames,
+                                                   " frames, over the limit of one matrix"));
+  }
+  Matrix out(static_cast<int32_t>(frames), frames == 0 ? 0 : computer->dim());
+  std::mt19937_64 rng(dither_seed);
+  for (int64_t f = 0; f < frames; ++f) {
+    computer->ComputeFrame(wave, 0, static_cast<int64_t>(wave.size()), f, &rng,
+                           out.row(static_cast<int32_t>(f)));
+  }
+  return out;
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,66 @@
+// MFCCs as Kaldi's compute-mfcc-feats computes them (feat/feature-mfcc.h): window, real FFT
+// (FFTW), power spectrum, mel filter bank, log, DCT-II with orthonormal scaling, cepstral
+// liftering, and the log energy in place of C0 where use-energy. Kaldi's option names and
+// defaults; computed in double, which differs from Kaldi's float by about 1e-5.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "feat/feature_window.h"
+#include "feat/mel_banks.h"
+#include "util/matrix.h"
+
+namespace gmmscore {
+
+struct MfccOptions {
+  FrameOptions frame;
+  MelBanksOptions mel;
+  int32_t num_ceps = 13;
+  bool use_energy = true;   // C0 replaced by the log energy
+  double energy_floor = 0;  // floor on that energy (absolute, not log); 0: none
+  bool raw_energy = true;   // the energy before preemphasis and the window function
+  double cepstral_lifter = 22;
+  bool htk_compat = false;  // energy or C0 last, as HTK orders them
+
+  absl::Status Validate() const;
+};
+
+// Computes one frame's MFCCs; owns its FFT plan and buffers, so one per thread.
+class MfccComputer {
+ public:
+  static absl::StatusOr<std::unique_ptr<MfccComputer>> Create(const MfccOptions& opts,
+                                                              double vtln_warp = 1.0);
+  ~MfccComputer();
+  MfccComputer(const MfccComputer&) = delete;
+  MfccComputer& operator=(const MfccComputer&) = delete;
+
+  const MfccOptions& options() const { return opts_; }
+  int32_t dim() const { return opts_.num_ceps; }
+  // Frame f of a waveform of num_samples known samples (wave[i] is sample wave_offset + i) into
+  // out[0, dim()). rng supplies the dither.
+  void ComputeFrame(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
+                    int64_t frame, std::mt19937_64* rng, float* out);
+
+ private:
+  MfccComputer(const MfccOptions& opts, MelBanks banks);
+  MfccOptions opts_;
+  MelBanks banks_;
+  std::vector<double> window_fn_;
+  std::vector<double> dct_;     // num_ceps x num_bins, row-major
+  std::vector<double> lifter_;  // num_ceps
+  std::vector<double> window_, power_, mel_energies_;
+  struct Fft;
+  std::unique_ptr<Fft> fft_;
+};
+
+// The MFCCs of a whole waveform (compute-mfcc-feats on one utterance). samp_freq must equal
+// opts.frame.samp_freq. dither_seed seeds the dither, so a run is repeatable.
+absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const float> wave,
+                                   double samp_freq, double vtln_warp, uint64_t dither_seed);
+
+}  // namespace gmmscore

@@ -1,0 +1,249 @@
+// gmmscore compute-feats: Kaldi's compute-mfcc-feats (same arguments, options, defaults, log lines
+// and exit status), with apply-cmvn and add-deltas folded in by --cmvn, --norm-vars,
+// --delta-order and --delta-window, so that one command does what Kaldi's three do. Options may
+// come from --config FILE (Kaldi's conf syntax); the command line overrides the file.
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "feat/compute_features.h"
+#include "feat/wave_reader.h"
+#include "formats/kaldi_tables.h"
+#include "formats/matrix_table.h"
+#include "tools/command_util.h"
+#include "tools/commands.h"
+#include "tools/kaldi_log.h"
+#include "util/status_macros.h"
+
+namespace gmmscore {
+namespace {
+
+constexpr char kProgram[] = "gmmscore compute-feats";
+
+void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
+void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
+
+// compute-mfcc-feats's own options, which a config file may set too.
+const std::vector<std::string> kToolOptions = {"channel", "min-duration", "subtract-mean",
+                                               "vtln-warp", "utt2spk", "write-utt2dur",
+                                               "output-format"};
+
+// The value of a tool option: the command line's, else the config file's, else the default.
+struct ToolOptions {
+  const Args* args;
+  std::map<std::string, std::string> from_config;
+  std::string Get(const std::string& name) const {
+    if (args->Has(name)) return args->Get(name);
+    const auto it = from_config.find(name);
+    return it != from_config.end() ? it->second : args->Get(name);
+  }
+};
+
+absl::StatusOr<std::map<std::string, std::string>> ReadUtt2Spk(const std::string& rspecifier) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TokenVectorTableReader> reader,
+                       TokenVectorTableReader::Open(rspecifier));
+  std::map<std::string, std::string> utt2spk;
+  std::string key;
+  std::vector<std::string> value;
+  while (true) {
+    GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &value));
+    if (!more) return utt2spk;
+    if (value.size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          rspecifier, ": utterance ", key, " should have one speaker, has ", value.size()));
+    }
+    utt2spk[key] = value[0];
+  }
+}
+
+// Utterances waiting for the rest of their speaker (--cmvn=speaker), written in input order.
+struct Pending {
+  std::string key;
+  std::string speaker;
+  Matrix base;
+};
+
+}  // namespace
+
+int RunComputeFeats(int argc, char** argv) {
+  Args args("compute-feats",
+            "[options...] WAV-RSPECIFIER FEATS-WSPECIFIER\n"
+            "Creates MFCC feature files (Kaldi's compute-mfcc-feats), optionally with CMVN and\n"
+            "deltas (apply-cmvn, add-deltas).\n"
+            "e.g.: gmmscore compute-feats --config=conf/mfcc.conf --cmvn=utterance "
+            "--delta-order=2 scp:wav.scp ark:feats.ark");
+  args.Add({"config", "FILE", "read options from FILE (lines --name=value)"});
+  for (const FrontEndOptionInfo& o : FrontEndOptionList()) {
+    args.Add({o.name, o.value_name, o.help, o.default_value});
+  }
+  args.Add({"channel", "N", "channel to extract (-1: the first, with a warning if there are more)",
+            "-1"})
+      .Add({"min-duration", "SECONDS", "skip utterances shorter than this", "0"})
+      .Add({"subtract-mean", "", "subtract the mean of each feature dimension (per utterance)",
+            "false"})
+      .Add({"vtln-warp", "F", "VTLN warp factor", "1"})
+      .Add({"utt2spk", "RSPEC", "utterance-to-speaker map (for --cmvn=speaker)"})
+      .Add({"write-utt2dur", "WSPEC", "write each utterance's duration in seconds"})
+      .Add({"output-format", "FORMAT", "kaldi (the only format written)", "kaldi"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  const std::vector<std::string>& pos = args.positional();
+  if (pos.size() != 2) {
+    std::fputs(args.Help().c_str(), stderr);
+    return 1;
+  }
+
+  // Defaults, then the config file, then the command line.
+  FrontEndOptions opts;
+  ToolOptions tool{&args, {}};
+  if (args.Has("config")) {
+    const std::string path = args.Get("config");
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) return Fail("compute-feats", absl::NotFoundError("cannot open " + path));
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1 << 20);) {
+      text.append(buf, n);
+    }
+    std::fclose(f);
+    auto other = ApplyFrontEndConfig(path, text, &opts, kToolOptions);
+    if (!other.ok()) return Fail("compute-feats", other.status());
+    for (const auto& [name, value] : *other) tool.from_config[name] = value;
+  }
+  for (const FrontEndOptionInfo& o : FrontEndOptionList()) {
+    if (!args.Has(o.name)) continue;
+    if (absl::Status s = SetFrontEndOption(o.name, args.Get(o.name), &opts); !s.ok()) {
+      return Fail("compute-feats", s);
+    }
+  }
+  if (absl::Status s = opts.Validate(); !s.ok()) return Fail("compute-feats", s);
+  int32_t channel = -1;
+  double min_duration = 0, vtln_warp = 1;
+  if (!absl::SimpleAtoi(tool.Get("channel"), &channel) ||
+      !absl::SimpleAtod(tool.Get("min-duration"), &min_duration) ||
+      !absl::SimpleAtod(tool.Get("vtln-warp"), &vtln_warp)) {
+    return Fail("compute-feats",
+                absl::InvalidArgumentError("--channel, --min-duration or --vtln-warp is not a "
+                                           "number"));
+  }
+  const std::string subtract_mean = tool.Get("subtract-mean");
+  const bool subtract = subtract_mean == "true" || subtract_mean == "1" || subtract_mean == "t";
+  if (tool.Get("output-format") != "kaldi") {
+    return Fail("compute-feats", absl::InvalidArgumentError(absl::StrCat(
+                                     "--output-format ", tool.Get("output-format"),
+                                     ": only kaldi is written")));
+  }
+  std::map<std::string, std::string> utt2spk;
+  if (opts.cmvn == CmvnMode::kSpeaker) {
+    if (tool.Get("utt2spk").empty()) {
+      return Fail("compute-feats",
+                  absl::InvalidArgumentError("--cmvn=speaker needs --utt2spk"));
+    }
+    auto map = ReadUtt2Spk(tool.Get("utt2spk"));
+    if (!map.ok()) return Fail("compute-feats", map.status());
+    utt2spk = std::move(*map);
+  }
+  // How many of each speaker's utterances are still to come.
+  std::map<std::string, int64_t> remaining;
+  for (const auto& [utt, spk] : utt2spk) ++remaining[spk];
+
+  auto reader = WaveTableReader::Open(pos[0]);
+  if (!reader.ok()) return Fail("compute-feats", reader.status());
+  auto writer = MatrixTableWriter::Open(pos[1]);
+  if (!writer.ok()) return Fail("compute-feats", writer.status());
+  std::unique_ptr<FloatTableWriter> utt2dur;
+  if (!tool.Get("write-utt2dur").empty()) {
+    auto w = FloatTableWriter::Open(tool.Get("write-utt2dur"));
+    if (!w.ok()) return Fail("compute-feats", w.status());
+    utt2dur = std::move(*w);
+  }
+
+  std::map<std::string, CmvnStats> speaker_stats;
+  std::deque<Pending> pending;
+  int64_t num_utts = 0, num_success = 0;
+  // Writes the waiting utterances whose speakers are complete (all, at the end).
+  auto flush = [&](bool all) -> absl::Status {
+    while (!pending.empty() && (all || remaining[pending.front().speaker] == 0)) {
+      Pending& p = pending.front();
+      const Matrix feats = FinishFeatures(opts, std::move(p.base), speaker_stats[p.speaker]);
+      GMM_RETURN_IF_ERROR((*writer)->Write(p.key, feats));
+      pending.pop_front();
+    }
+    return absl::OkStatus();
+  };
+
+  std::string key;
+  WaveData wave;
+  while (true) {
+    auto more = (*reader)->Next(&key, &wave);
+    if (!more.ok()) return Fail("compute-feats", more.status());
+    if (!*more) break;
+    ++num_utts;
+    const int32_t num_chan = static_cast<int32_t>(wave.channels.size());
+    int32_t this_chan = channel;
+    if (channel == -1) {
+      this_chan = 0;
+      if (num_chan != 1) {
+        Warn(absl::StrCat("Channel not specified but you have data with ", num_chan,
+                          " channels; defaulting to zero"));
+      }
+    } else if (this_chan < 0 || this_chan >= num_chan) {
+      Warn(absl::StrCat("File with id ", key, " has ", num_chan, " channels but you specified ",
+                        "channel ", channel, ", producing no output."));
+      continue;
+    }
+    if (wave.duration_seconds() < min_duration) {
+      Warn(absl::StrCat("File: ", key, " is too short (", KaldiNumber(wave.duration_seconds()),
+                        " sec): producing no output."));
+      continue;
+    }
+    auto base = ComputeBaseFeatures(opts, wave.channels[this_chan], wave.sample_rate, vtln_warp,
+                                    key);
+    if (!base.ok()) {
+      Warn(absl::StrCat("Failed to compute features for utterance ", key, ": ",
+                        base.status().message()));
+      continue;
+    }
+    if (subtract && base->rows > 0) {
+      CmvnStats stats(base->cols);
+      stats.AddFrames(*base);
+      ApplyCmvn(stats, /*norm_vars=*/false, &*base);
+    }
+    if (utt2dur) {
+      if (absl::Status s = utt2dur->Write(key, static_cast<float>(wave.duration_seconds()));
+          !s.ok()) {
+        return Fail("compute-feats", s);
+      }
+    }
+    std::string speaker = key;  // --cmvn=utterance: each utterance its own "speaker"
+    if (opts.cmvn == CmvnMode::kSpeaker) {
+      const auto it = utt2spk.find(key);
+      if (it == utt2spk.end()) {
+        Warn(absl::StrCat("No speaker for utterance ", key, " in ", tool.Get("utt2spk"),
+                          ", producing no output."));
+        continue;
+      }
+      speaker = it->second;
+      --remaining[speaker];
+    }
+    CmvnStats& stats = speaker_stats.try_emplace(speaker, base->cols).first->second;
+    if (opts.cmvn == CmvnMode::kUtterance) stats = CmvnStats(base->cols);
+    stats.AddFrames(*base);
+    pending.push_back({key, speaker, std::move(*base)});
+    if (absl::Status s = flush(false); !s.ok()) return Fail("compute-feats", s);
+    if (opts.cmvn != CmvnMode::kSpeaker) speaker_stats.erase(speaker);
+    ++num_success;
+  }
+  if (absl::Status s = flush(true); !s.ok()) return Fail("compute-feats", s);
+  if (absl::Status s = (*writer)->Close(); !s.ok()) return Fail("compute-feats", s);
+  if (utt2dur) {
+    if (absl::Status s = utt2dur->Close(); !s.ok()) return Fail("compute-feats", s);
+  }
+  Log(absl::StrCat(" Done ", num_success, " out of ", num_utts, " utterances."));
+  return num_success != 0 ? 0 : 1;
+}
+
+}  // namespace gmmscore
