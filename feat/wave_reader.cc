@@ -72,6 +72,28 @@ uint32_t LittleEndian32(const char* p) {
   return uint32_t(u[0]) | uint32_t(u[1]) << 8 | uint32_t(u[2]) << 16 | uint32_t(u[3]) << 24;
 }
 
+void PutLittleEndian32(uint32_t v, char* p) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+// Writes the sizes a streaming writer could not know into the header held in memory: the RIFF
+// chunk's and the data chunk's (libsndfile would read a declared 0 as no data).
+void PatchStreamedSizes(std::string* bytes) {
+  const size_t total = bytes->size();
+  PutLittleEndian32(static_cast<uint32_t>(std::min<size_t>(total - 8, 0xFFFFFFFFu)),
+                    bytes->data() + 4);
+  size_t at = 12;
+  while (at + 8 <= total) {
+    const uint32_t size = LittleEndian32(bytes->data() + at + 4);
+    if (bytes->compare(at, 4, "data") == 0) {
+      PutLittleEndian32(static_cast<uint32_t>(std::min<size_t>(total - at - 8, 0xFFFFFFFFu)),
+                        bytes->data() + at + 4);
+      return;
+    }
+    at += 8 + size + (size & 1);  // chunks are padded to an even size
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<WaveData> ReadWave(std::istream& in, const std::string& name) {
@@ -97,6 +119,8 @@ absl::StatusOr<WaveData> ReadWave(std::istream& in, const std::string& name) {
         absl::StrCat(name, ": WAVE data of unknown size is over the limit of ", kMaxWaveBytes,
                      " bytes"));
   }
+
+  if (size_unknown) PatchStreamedSizes(&bytes);
 
   MemoryFile file{&bytes};
   SF_VIRTUAL_IO io{MemoryLength, MemorySeek, MemoryRead, MemoryWrite, MemoryTell};

@@ -1,0 +1,433 @@
+// The front end (feat/) against a direct float64 reference (DFT by its definition, mel triangles
+// and DCT from their formulas), against Kaldi's own features of the kaldi-mono recordings, and
+// streaming against offline, bit for bit; CMVN, deltas, WAVE reading and config files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include "feat/compute_features.h"
+#include "feat/deltas.h"
+#include "feat/mfcc.h"
+#include "feat/online_front_end.h"
+#include "feat/wave_reader.h"
+#include "tests/test_util.h"
+#include "tests/wave_test_util.h"
+
+namespace gmmscore::testing {
+namespace {
+
+double Mel(double f) { return 1127.0 * std::log(1.0 + f / 700.0); }
+
+// MFCCs of one frame computed from the definitions, in double, with a direct DFT.
+std::vector<double> ReferenceFrame(const MfccOptions& o, const std::vector<float>& wave,
+                                   int64_t frame) {
+  const FrameOptions& f = o.frame;
+  const int64_t n = static_cast<int64_t>(wave.size());
+  const int32_t size = f.WindowSize(), padded = f.PaddedWindowSize();
+  const int64_t shift = f.WindowShift();
+  const int64_t start = f.snip_edges ? frame * shift : frame * shift + shift / 2 - size / 2;
+  std::vector<double> w(padded, 0.0);
+  for (int32_t i = 0; i < size; ++i) {
+    int64_t s = start + i;
+    while (s < 0 || s >= n) s = s < 0 ? -s - 1 : 2 * n - 1 - s;
+    w[i] = wave[s];
+  }
+  double mean = 0;
+  for (int32_t i = 0; i < size; ++i) mean += w[i] / size;
+  if (f.remove_dc_offset) {
+    for (int32_t i = 0; i < size; ++i) w[i] -= mean;
+  }
+  auto energy = [&] {
+    double e = 0;
+    for (int32_t i = 0; i < size; ++i) e += w[i] * w[i];
+    return std::log(std::max(e, 1.1920928955078125e-07));
+  };
+  double log_energy = o.raw_energy ? energy() : 0;
+  for (int32_t i = size - 1; i > 0; --i) w[i] -= f.preemph_coeff * w[i - 1];
+  w[0] -= f.preemph_coeff * w[0];
+  for (int32_t i = 0; i < size; ++i) {
+    const double a = 2 * M_PI * i / (size - 1);
+    double win = 1;
+    if (f.window_type == "povey") win = std::pow(0.5 - 0.5 * std::cos(a), 0.85);
+    if (f.window_type == "hamming") win = 0.54 - 0.46 * std::cos(a);
+    if (f.window_type == "hanning") win = 0.5 - 0.5 * std::cos(a);
+    if (f.window_type == "blackman") {
+      win = f.blackman_coeff - 0.5 * std::cos(a) + (0.5 - f.blackman_coeff) * std::cos(2 * a);
+    }
+    w[i] *= win;
+  }
+  if (!o.raw_energy) log_energy = energy();
+  const int32_t bins = o.mel.num_bins;
+  std::vector<double> power(padded / 2 + 1);
+  for (int32_t k = 0; k <= padded / 2; ++k) {
+    double re = 0, im = 0;
+    for (int32_t i = 0; i < padded; ++i) {
+      re += w[i] * std::cos(2 * M_PI * k * i / padded);
+      im -= w[i] * std::sin(2 * M_PI * k * i / padded);
+    }
+    power[k] = re * re + im * im;
+  }
+  const double nyquist = f.samp_freq / 2;
+  const double high = o.mel.high_freq > 0 ? o.mel.high_freq : nyquist + o.mel.high_freq;
+  const double lo = Mel(o.mel.low_freq), delta = (Mel(high) - lo) / (bins + 1);
+  std::vector<double> logmel(bins);
+  for (int32_t b = 0; b < bins; ++b) {
+    const double l = lo + b * delta, c = l + delta, r = l + 2 * delta;
+    double e = 0;
+    for (int32_t k = 0; k < padded / 2; ++k) {
+      const double m = Mel(f.samp_freq * k / padded);
+      if (m > l && m < r) e += power[k] * (m <= c ? (m - l) / (c - l) : (r - m) / (r - c));
+    }
+    logmel[b] = std::log(std::max(e, 1.1920928955078125e-07));
+  }
+  std::vector<double> out(o.num_ceps);
+  for (int32_t k = 0; k < o.num_ceps; ++k) {
+    double s = 0;
+    for (int32_t b = 0; b < bins; ++b) s += logmel[b] * std::cos(M_PI / bins * (b + 0.5) * k);
+    s *= std::sqrt((k == 0 ? 1.0 : 2.0) / bins);
+    if (o.cepstral_lifter != 0) {
+      s *= 1 + 0.5 * o.cepstral_lifter * std::sin(M_PI * k / o.cepstral_lifter);
+    }
+    out[k] = s;
+  }
+  if (o.use_energy) out[0] = log_energy;
+  if (o.htk_compat) {
+    double first = out[0] * (o.use_energy ? 1.0 : std::sqrt(2.0));
+    out.erase(out.begin());
+    out.push_back(first);
+  }
+  return out;
+}
+
+struct Case {
+  const char* name;
+  MfccOptions opts;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  MfccOptions defaults;
+  defaults.frame.dither = 0;
+  cases.push_back({"kaldi defaults", defaults});
+  MfccOptions odd = defaults;  // a 400-point FFT, centred frames, HTK order, no raw energy
+  odd.frame.round_to_power_of_two = false;
+  odd.frame.snip_edges = false;
+  odd.frame.window_type = "hamming";
+  odd.raw_energy = false;
+  odd.htk_compat = true;
+  odd.num_ceps = 17;
+  odd.mel.num_bins = 27;
+  cases.push_back({"odd sizes", odd});
+  MfccOptions narrow = defaults;  // 8 kHz, 20 ms frames, no preemphasis or lifter, C0 kept
+  narrow.frame.samp_freq = 8000;
+  narrow.frame.frame_length_ms = 20;
+  narrow.frame.preemph_coeff = 0;
+  narrow.frame.window_type = "blackman";
+  narrow.frame.remove_dc_offset = false;
+  narrow.use_energy = false;
+  narrow.cepstral_lifter = 0;
+  narrow.mel.low_freq = 64;
+  narrow.mel.high_freq = -200;
+  narrow.mel.num_bins = 15;
+  cases.push_back({"narrowband", narrow});
+  return cases;
+}
+
+TEST(MfccTest, MatchesTheDefinitionsInDouble) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    const std::vector<float> wave = RandomWave(3301, 11, c.opts.frame.samp_freq);
+    auto mfcc = ComputeMfcc(c.opts, wave, c.opts.frame.samp_freq, 1.0, 0);
+    ASSERT_TRUE(mfcc.ok()) << mfcc.status();
+    ASSERT_EQ(mfcc->rows, NumFrames(3301, c.opts.frame));
+    ASSERT_GT(mfcc->rows, 10);
+    for (int32_t t = 0; t < mfcc->rows; ++t) {
+      const std::vector<double> ref = ReferenceFrame(c.opts, wave, t);
+      for (int32_t k = 0; k < mfcc->cols; ++k) {
+        EXPECT_NEAR(mfcc->at(t, k), ref[k], 1e-4 + 1e-5 * std::abs(ref[k]))
+            << "frame " << t << " coefficient " << k;
+      }
+    }
+  }
+}
+
+TEST(MfccTest, OneFrameAndNoFrames) {
+  MfccOptions o;
+  o.frame.dither = 0;
+  const std::vector<float> wave = RandomWave(400, 3);
+  auto one = ComputeMfcc(o, wave, 16000, 1.0, 0);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->rows, 1);
+  auto none = ComputeMfcc(o, std::span<const float>(wave).first(399), 16000, 1.0, 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->rows, 0);
+  // Silence: every log is floored, nothing is infinite or NaN.
+  std::vector<float> zeros(1600, 0.0f);
+  auto quiet = ComputeMfcc(o, zeros, 16000, 1.0, 0);
+  ASSERT_TRUE(quiet.ok());
+  for (float v : quiet->data) EXPECT_TRUE(std::isfinite(v));
+}
+
+TEST(MfccTest, FrameCountsAndOffsetsAreKaldis) {
+  FrameOptions f;
+  EXPECT_EQ(f.WindowSize(), 400);
+  EXPECT_EQ(f.WindowShift(), 160);
+  EXPECT_EQ(f.PaddedWindowSize(), 512);
+  EXPECT_EQ(NumFrames(16000, f), 98);
+  EXPECT_EQ(FirstSampleOfFrame(3, f), 480);
+  f.snip_edges = false;
+  EXPECT_EQ(NumFrames(16000, f), 100);
+  EXPECT_EQ(NumFrames(16079, f), 100);
+  EXPECT_EQ(NumFrames(16080, f), 101);
+  EXPECT_EQ(FirstSampleOfFrame(0, f), -120);
+}
+
+TEST(MfccTest, RejectsOptionsThatMakeNoSense) {
+  MfccOptions o;
+  o.num_ceps = 30;  // more than the 23 mel bins
+  EXPECT_FALSE(MfccComputer::Create(o).ok());
+  o = MfccOptions();
+  o.frame.frame_length_ms = 0.01;
+  EXPECT_FALSE(MfccComputer::Create(o).ok());
+  o = MfccOptions();
+  o.mel.high_freq = 9000;  // over Nyquist
+  EXPECT_FALSE(MfccComputer::Create(o).ok());
+  o = MfccOptions();
+  o.mel.num_bins = 200;  // more triangles than a 512-point FFT has bins for
+  EXPECT_FALSE(MfccComputer::Create(o).ok());
+  o = MfccOptions();
+  o.frame.window_type = "triangle";
+  EXPECT_FALSE(MfccComputer::Create(o).ok());
+  o = MfccOptions();
+  auto wrong_rate = ComputeMfcc(o, RandomWave(1000, 1), 8000, 1.0, 0);
+  EXPECT_FALSE(wrong_rate.ok());
+}
+
+TEST(MfccTest, VtlnWarpMovesTheBankAndKeepsItsEnds) {
+  EXPECT_FLOAT_EQ(VtlnWarpFreq(100, 7500, 20, 8000, 1.1f, 20), 20);
+  EXPECT_FLOAT_EQ(VtlnWarpFreq(100, 7500, 20, 8000, 1.1f, 8000), 8000);
+  EXPECT_NEAR(VtlnWarpFreq(100, 7500, 20, 8000, 1.1f, 1000), 1000 / 1.1, 1e-3);
+  MfccOptions o;
+  o.frame.dither = 0;
+  const std::vector<float> wave = RandomWave(4000, 5);
+  auto plain = ComputeMfcc(o, wave, 16000, 1.0, 0);
+  auto warped = ComputeMfcc(o, wave, 16000, 0.9, 0);
+  ASSERT_TRUE(plain.ok() && warped.ok());
+  EXPECT_NE(plain->data, warped->data);
+}
+
+// Kaldi's own features of the recordings tests/data/kaldi-mono was made from (README there):
+// compute-mfcc-feats --dither=0 --use-energy=false, apply-cmvn --norm-vars=false, add-deltas.
+TEST(FrontEndTest, ReproducesKaldisFeatures) {
+  const std::string root = "/usr/share/pocketsphinx/test/data/";
+  const std::map<std::string, std::string> recordings = {
+      {"cards-001", "cards/001.wav"},
+      {"cards-003", "cards/003.wav"},
+      {"lib-0880", "librivox/sense_and_sensibility_01_austen_64kb-0880.wav"}};
+  if (!std::filesystem::exists(root + recordings.begin()->second)) {
+    GTEST_SKIP() << "Debian's pocketsphinx-testdata is not installed (" << root << ")";
+  }
+  const std::map<std::string, Matrix> kaldi = ReadTable("ark:" + DataPath("kaldi-mono/feats.ark"));
+  FrontEndOptions opts;
+  opts.mfcc.frame.dither = 0;
+  opts.mfcc.use_energy = false;
+  opts.cmvn = CmvnMode::kUtterance;
+  opts.deltas.order = 2;
+  for (const auto& [key, file] : recordings) {
+    std::ifstream in(root + file, std::ios::binary);
+    auto wave = ReadWave(in, file);
+    ASSERT_TRUE(wave.ok()) << wave.status();
+    auto base = ComputeBaseFeatures(opts, wave->channels[0], wave->sample_rate, 1.0, key);
+    ASSERT_TRUE(base.ok()) << base.status();
+    CmvnStats stats(base->cols);
+    stats.AddFrames(*base);
+    const Matrix feats = FinishFeatures(opts, std::move(*base), stats);
+    const Matrix& ref = kaldi.at(key);
+    ASSERT_EQ(feats.rows, ref.rows) << key;
+    ASSERT_EQ(feats.cols, 39);
+    float worst = 0;
+    for (size_t i = 0; i < ref.data.size(); ++i) {
+      worst = std::max(worst, std::abs(feats.data[i] - ref.data[i]));
+    }
+    EXPECT_LT(worst, 1e-3) << key;
+  }
+}
+
+// Streaming in chunks of any size (empty, one sample, longer than a window) gives the offline
+// features bit for bit, with every stage on: centred frames, dither, online CMVN, deltas.
+TEST(FrontEndTest, StreamingEqualsOffline) {
+  FrontEndOptions opts;
+  opts.mfcc.frame.snip_edges = false;
+  opts.mfcc.frame.dither = 1.0;
+  opts.dither_seed = 99;
+  opts.cmvn = CmvnMode::kOnline;
+  opts.norm_vars = true;
+  opts.cmn_window = 37;
+  opts.deltas = {.order = 2, .window = 3};
+  for (const int64_t samples : {int64_t{37913}, int64_t{1}, int64_t{401}, int64_t{0}}) {
+    SCOPED_TRACE(samples);
+    const std::vector<float> wave = RandomWave(samples, 21);
+    auto base = ComputeBaseFeatures(opts, wave, 16000, 1.0, "utt");
+    ASSERT_TRUE(base.ok());
+    const Matrix offline = FinishFeatures(opts, std::move(*base), CmvnStats(13));
+
+    auto online = OnlineFrontEnd::Create(opts, DitherSeed(opts.dither_seed, "utt"));
+    ASSERT_TRUE(online.ok()) << online.status();
+    EXPECT_EQ((*online)->lookahead_frames(), 6);
+    std::vector<float> frames;
+    std::mt19937 rng(4);
+    int64_t at = 0;
+    while (at < samples) {
+      const int64_t n = std::min<int64_t>(samples - at, std::uniform_int_distribution<int>(0, 900)(rng));
+      (*online)->AcceptWaveform(std::span<const float>(wave).subspan(at, n));
+      at += n;
+      (*online)->TakeFrames(&frames);
+      // Nothing leaves before its look-ahead is in.
+      const int64_t complete = NumFrames(at, opts.mfcc.frame);
+      EXPECT_LE(static_cast<int64_t>(frames.size()) / 39, std::max<int64_t>(0, complete));
+    }
+    (*online)->InputFinished();
+    (*online)->TakeFrames(&frames);
+    ASSERT_EQ(static_cast<int64_t>(frames.size()), int64_t{offline.rows} * offline.cols);
+    EXPECT_TRUE(std::equal(frames.begin(), frames.end(), offline.data.begin()));
+  }
+}
+
+TEST(FrontEndTest, StreamsRefuseWholeUtteranceCmvn) {
+  FrontEndOptions opts;
+  opts.cmvn = CmvnMode::kUtterance;
+  EXPECT_FALSE(OnlineFrontEnd::Create(opts, 0).ok());
+}
+
+TEST(DeltasTest, RegressionOverTheWindowWithEdgesRepeated) {
+  Matrix x(6, 2);
+  for (int32_t t = 0; t < 6; ++t) {
+    x.at(t, 0) = static_cast<float>(3 * t);      // slope 3
+    x.at(t, 1) = static_cast<float>(t * t);      // acceleration 2
+  }
+  const Matrix d = ComputeDeltas({.order = 2, .window = 2}, x);
+  ASSERT_EQ(d.cols, 6);
+  // Away from the edges a ramp's delta is its slope and a parabola's second order its curvature.
+  EXPECT_NEAR(d.at(2, 2), 3.0, 1e-6);
+  EXPECT_NEAR(d.at(3, 2), 3.0, 1e-6);
+  const Matrix d1 = ComputeDeltas({.order = 1, .window = 1}, x);
+  // Window 1: (x[t+1] - x[t-1]) / 2, with x[-1] = x[0] and x[6] = x[5].
+  EXPECT_NEAR(d1.at(0, 2), (3.0 - 0.0) / 2, 1e-6);
+  EXPECT_NEAR(d1.at(5, 2), (15.0 - 12.0) / 2, 1e-6);
+  EXPECT_NEAR(d1.at(3, 3), (16.0 - 4.0) / 2, 1e-6);
+  // Kaldi's order-2 window-2 weights: (2 1 0 -1 -2)/10 convolved with itself.
+  const Matrix impulse = [] {
+    Matrix m(11, 1);
+    m.at(5, 0) = 1;
+    return m;
+  }();
+  const Matrix di = ComputeDeltas({.order = 2, .window = 2}, impulse);
+  const double expect[9] = {4, 4, 1, -4, -10, -4, 1, 4, 4};  // times 1/100, reversed in time
+  for (int32_t j = -4; j <= 4; ++j) EXPECT_NEAR(di.at(5 - j, 2), expect[j + 4] / 100, 1e-7) << j;
+}
+
+TEST(CmvnTest, UtteranceAndSlidingWindow) {
+  Matrix x(50, 3);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> g(5, 2);
+  for (float& v : x.data) v = g(rng);
+  Matrix normed = x;
+  CmvnStats stats(3);
+  stats.AddFrames(x);
+  ApplyCmvn(stats, true, &normed);
+  for (int32_t d = 0; d < 3; ++d) {
+    double s = 0, s2 = 0;
+    for (int32_t t = 0; t < 50; ++t) {
+      s += normed.at(t, d);
+      s2 += double{normed.at(t, d)} * normed.at(t, d);
+    }
+    EXPECT_NEAR(s / 50, 0, 1e-5);
+    EXPECT_NEAR(s2 / 50, 1, 1e-4);
+  }
+  // Frame t of the sliding CMVN: minus the mean of frames max(0, t-6) .. t.
+  SlidingCmvn sliding(3, 7, false);
+  for (int32_t t = 0; t < 50; ++t) {
+    std::vector<float> frame(x.row(t), x.row(t) + 3);
+    sliding.Process(frame.data());
+    for (int32_t d = 0; d < 3; ++d) {
+      double mean = 0;
+      const int32_t from = std::max(0, t - 6);
+      for (int32_t u = from; u <= t; ++u) mean += x.at(u, d);
+      mean /= t - from + 1;
+      EXPECT_NEAR(frame[d], x.at(t, d) - mean, 1e-5) << t;
+    }
+  }
+}
+
+TEST(WaveReaderTest, ReadsPcmAndFindsTheObjectsEnd) {
+  const std::vector<float> left = RandomWave(1000, 1), right = RandomWave(1000, 2);
+  std::istringstream stereo(WaveBytes({left, right}, 8000) + WaveBytes({right}, 16000));
+  auto first = ReadWave(stereo, "two.ark");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->sample_rate, 8000);
+  ASSERT_EQ(first->channels.size(), 2u);
+  EXPECT_EQ(first->channels[0], left);
+  EXPECT_EQ(first->channels[1], right);
+  auto second = ReadWave(stereo, "two.ark");  // the next object in the same stream
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->channels[0], right);
+
+  // A writer to a pipe (sox) leaves the sizes unknown: the data runs to the end.
+  for (const int64_t unknown : {int64_t{0}, int64_t{0xFFFFFFFF}, int64_t{0x7FFFF024}}) {
+    std::istringstream piped(WaveBytes({left}, 16000, unknown, unknown == 0 ? 0 : 0x7FFFF000));
+    auto wave = ReadWave(piped, "pipe");
+    ASSERT_TRUE(wave.ok()) << wave.status();
+    EXPECT_EQ(wave->channels[0], left);
+  }
+}
+
+TEST(WaveReaderTest, BadInputIsAnErrorNamingIt) {
+  const std::string good = WaveBytes({RandomWave(1000, 1)}, 16000);
+  std::istringstream truncated(good.substr(0, 1200));
+  auto t = ReadWave(truncated, "cut.wav");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("cut.wav"), std::string::npos);
+  EXPECT_NE(t.status().message().find("truncated"), std::string::npos);
+  std::istringstream text("hello, world, this is not audio");
+  auto n = ReadWave(text, "notes.txt");
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.status().message().find("notes.txt"), std::string::npos);
+  std::istringstream empty("");
+  EXPECT_FALSE(ReadWave(empty, "empty").ok());
+  std::string bad_format = good;
+  bad_format[20] = 0x34;  // format tag 0x1234: no such codec
+  bad_format[21] = 0x12;
+  std::istringstream bf(bad_format);
+  EXPECT_FALSE(ReadWave(bf, "bad").ok());
+}
+
+TEST(FrontEndOptionsTest, KaldiConfigFilesAndTheirErrors) {
+  FrontEndOptions opts;
+  auto other = ApplyFrontEndConfig("mfcc.conf",
+                                   "# Kaldi's syntax\n--use-energy=false  # no energy\n\n"
+                                   "--sample-frequency=8000\n--snip-edges=false\n--delta-order=2\n"
+                                   "--min-duration=0.5\n",
+                                   &opts, {"min-duration"});
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_FALSE(opts.mfcc.use_energy);
+  EXPECT_EQ(opts.mfcc.frame.samp_freq, 8000);
+  EXPECT_FALSE(opts.mfcc.frame.snip_edges);
+  EXPECT_EQ(opts.dim(), 39);
+  ASSERT_EQ(other->size(), 1u);
+  EXPECT_EQ((*other)[0].second, "0.5");
+  for (const char* bad : {"--num-ceps=thirteen\n", "--use-energy=maybe\n", "--frobnicate=1\n",
+                          "use-energy=false\n", "--cmvn=global\n"}) {
+    FrontEndOptions o;
+    auto s = ApplyFrontEndConfig("bad.conf", std::string("\n\n") + bad, &o);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find("bad.conf:3"), std::string::npos) << s.status();
+  }
+  EXPECT_FALSE(ReadFrontEndConfig("/nonexistent/mfcc.conf").ok());
+}
+
+}  // namespace
+}  // namespace gmmscore::testing
