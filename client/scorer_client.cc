@@ -93,16 +93,34 @@ absl::Status DecodeResponse(const v1::ScoreResponse& r, const std::vector<int32_
   const size_t values = size_t(n) * size_t(cols);
   switch (r.encoding()) {
     case v1::StreamConfig::FLOAT32:
-    case v1::StreamConfig::FLOAT16: {
-      const bool half = r.encoding() == v1::StreamConfig::FLOAT16;
-      if (r.scores().size() != values * (half ? 2 : 4)) return bad("score bytes");
+    case v1::StreamConfig::FLOAT16:
+    case v1::StreamConfig::RELATIVE16: {
+      const bool wide = r.encoding() == v1::StreamConfig::FLOAT32;
+      if (r.scores().size() != values * (wide ? 4 : 2)) return bad("score bytes");
+      // Rows decoded one by one: RELATIVE16 rows are relative to their frame's best score.
+      const auto decode = [&](std::span<float> dst) {
+        const size_t row_bytes = size_t(cols) * (wide ? 4 : 2);
+        for (int32_t t = 0; t < n; ++t) {
+          const std::string_view bytes(r.scores().data() + size_t(t) * row_bytes, row_bytes);
+          const std::span<float> row = dst.subspan(size_t(t) * cols, size_t(cols));
+          switch (r.encoding()) {
+            case v1::StreamConfig::FLOAT16:
+              wire::ReadFloat16(bytes, row);
+              break;
+            case v1::StreamConfig::RELATIVE16:
+              wire::ReadRelative16(bytes, r.best_score(t), row);
+              break;
+            default:
+              wire::ReadFloat32(bytes, row);
+          }
+        }
+      };
       if (subset.empty()) {  // rows are already in model state order
-        std::span<float> dst(out->scores.data.data(), values);
-        half ? wire::ReadFloat16(r.scores(), dst) : wire::ReadFloat32(r.scores(), dst);
+        decode(std::span<float>(out->scores.data.data(), values));
         return absl::OkStatus();
       }
       std::vector<float> dense(values);
-      half ? wire::ReadFloat16(r.scores(), dense) : wire::ReadFloat32(r.scores(), dense);
+      decode(dense);
       std::fill(out->scores.data.begin(), out->scores.data.end(), kMissing);
       for (int32_t t = 0; t < n; ++t) {
         for (int32_t i = 0; i < cols; ++i)

@@ -1,5 +1,7 @@
 #include "proto/wire_codec.h"
 
+#include <algorithm>
+
 #include <bit>
 #include <cstring>
 
@@ -171,6 +173,27 @@ void AppendFloat16(std::span<const float> values, std::string* out) {
   }
 #endif
   FloatsToHalves(values.data(), values.size(), dst);
+}
+
+void AppendRelative16(std::span<const float> values, float best, std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + 2 * values.size());
+  unsigned char* dst = reinterpret_cast<unsigned char*>(out->data() + at);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float below = (best - values[i]) * 256.0f;
+    // !(below < 65534.5f) also sends a NaN to the saturated value.
+    const uint32_t q = below < 65534.5f ? uint32_t(std::max(0.0f, below) + 0.5f) : 65535u;
+    dst[2 * i] = static_cast<unsigned char>(q & 0xFF);
+    dst[2 * i + 1] = static_cast<unsigned char>(q >> 8);
+  }
+}
+
+void ReadRelative16(std::string_view bytes, float best, std::span<float> out) {
+  const unsigned char* src = reinterpret_cast<const unsigned char*>(bytes.data());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint32_t q = uint32_t(src[2 * i]) | uint32_t(src[2 * i + 1]) << 8;
+    out[i] = best - static_cast<float>(q) * kRelative16Step;
+  }
 }
 
 void ReadFloat16(std::string_view bytes, std::span<float> out) {

@@ -20,6 +20,12 @@ void ReadFloat32(std::string_view bytes, std::span<float> out);
 void ReadInt32(std::string_view bytes, std::span<int32_t> out);
 void ReadFloat16(std::string_view bytes, std::span<float> out);
 
+// The RELATIVE16 encoding (scorer.proto): each value as uint16 round((best - value) * 256),
+// saturating at 65535 (a NaN too); and back, best - q / 256.
+inline constexpr float kRelative16Step = 1.0f / 256.0f;
+void AppendRelative16(std::span<const float> values, float best, std::string* out);
+void ReadRelative16(std::string_view bytes, float best, std::span<float> out);
+
 // Round to nearest even; beyond the binary16 range gives +-infinity; NaN stays NaN.
 uint16_t FloatToHalf(float value);
 float HalfToFloat(uint16_t half);

@@ -129,6 +129,30 @@ TEST_F(ServerStreamTest, Float16StaysWithinHalfPrecision) {
   }
 }
 
+TEST_F(ServerStreamTest, Relative16IsWithinHalfAStepOfEveryScore) {
+  const Matrix& feats = MonoFeatures().at("lib-0880");
+  const Matrix offline = OfflineScores(MonoModelPath(), feats);
+  v1::StreamConfig config = StreamConfigFor("relative", 10);
+  config.set_encoding(v1::StreamConfig::RELATIVE16);
+  auto scores = StreamScores(channel_, config, feats, 30);
+  ASSERT_TRUE(scores.ok()) << scores.status();
+  ASSERT_EQ(scores->rows, offline.rows);
+  int64_t compared = 0;
+  for (int32_t t = 0; t < offline.rows; ++t) {
+    const float* row = offline.row(t);
+    const float best = *std::max_element(row, row + offline.cols);
+    for (int32_t s = 0; s < offline.cols; ++s) {
+      if (best - row[s] >= 255.99f) {  // saturated: reported as at least that far below
+        EXPECT_LE(scores->at(t, s), best - 255.99f);
+        continue;
+      }
+      ASSERT_LE(std::abs(scores->at(t, s) - row[s]), 1.0f / 512 + 1e-4f) << t << " " << s;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, offline.rows * offline.cols / 2);
+}
+
 TEST_F(ServerStreamTest, BeamSparseKeepsTheBestStatesWithinTheBeam) {
   const Matrix& feats = MonoFeatures().at("sp0.9-cards-002");
   const Matrix offline = OfflineScores(MonoModelPath(), feats);

@@ -3,6 +3,8 @@
 // lane.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -80,6 +82,35 @@ TEST(WireCodecTest, SpansConvertAsTheScalarFunctions) {
     const uint16_t got = uint16_t(uint8_t(encoded[2 * i]) | (uint8_t(encoded[2 * i + 1]) << 8));
     ASSERT_EQ(got, wire::FloatToHalf(floats[i])) << floats[i];
   }
+}
+
+// RELATIVE16's promise (scorer.proto): within 1/512 nat of every score less than 255.99 nats
+// below the frame's best, at any magnitude; saturated beyond; a NaN saturates too.
+TEST(WireCodecTest, Relative16KeepsItsPromisedPrecision) {
+  std::mt19937 rng(3);
+  for (const float best : {-3.0f, -95.7f, -1234.56f, -40000.0f, 12.5f}) {
+    std::vector<float> values;
+    std::uniform_real_distribution<float> below(0.0f, 255.99f);
+    for (int i = 0; i < 20000; ++i) values.push_back(best - below(rng));
+    values.insert(values.end(), {best, best - 255.99f, best - 1.0f / 512, best - 3.0f / 512});
+    std::string bytes;
+    wire::AppendRelative16(values, best, &bytes);
+    ASSERT_EQ(bytes.size(), 2 * values.size());
+    std::vector<float> decoded(values.size());
+    wire::ReadRelative16(bytes, best, decoded);
+    float worst = 0;
+    for (size_t i = 0; i < values.size(); ++i) worst = std::max(worst, std::abs(decoded[i] - values[i]));
+    // 1/512 from the rounding, plus float32 rounding of the values themselves.
+    EXPECT_LE(worst, 1.0f / 512 + 4 * std::abs(best) * 1.2e-7f) << best;
+    EXPECT_EQ(decoded[values.size() - 4], best);
+  }
+  std::string bytes;
+  wire::AppendRelative16(std::vector<float>{-1000.0f, std::nanf(""), 0.0f}, 0.0f, &bytes);
+  std::vector<float> decoded(3);
+  wire::ReadRelative16(bytes, 0.0f, decoded);
+  EXPECT_EQ(decoded[0], -65535.0f / 256);  // saturated: at least that far below
+  EXPECT_EQ(decoded[1], -65535.0f / 256);
+  EXPECT_EQ(decoded[2], 0.0f);
 }
 
 TEST(ResponseEncoderTest, BestStateIsTheFirstLargest) {
@@ -556,6 +587,41 @@ TEST(BatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
     b->FinishAll();
   }  // the batcher has nothing left in flight
   EXPECT_EQ(a->Held(), 0);
+}
+
+// Equal loads (here: both lanes idle) are broken in turn, so a second GPU shares moderate load.
+TEST(BatcherTest, SpreadsTiesOverTheLanesInTurn) {
+  server::Metrics metrics;
+  RandomModelOptions o;
+  auto set = server::ModelSet::Make({CpuEntry(RandomModel(o, 2), &metrics)});
+  server::BatcherOptions options;
+  options.max_queue_delay = absl::ZeroDuration();
+  auto held_a = std::make_unique<HeldDevice>("gpu-a");
+  auto held_b = std::make_unique<HeldDevice>("gpu-b");
+  HeldDevice* a = held_a.get();
+  HeldDevice* b = held_b.get();
+  server::TaskQueue delivery(2);
+  std::vector<std::unique_ptr<server::Lane>> lanes;
+  lanes.push_back(std::make_unique<server::Lane>(std::move(held_a), &metrics));
+  lanes.push_back(std::make_unique<server::Lane>(std::move(held_b), &metrics));
+  auto sink = std::make_shared<NullSink>();
+  server::Batcher batcher(options, lanes, &delivery, &metrics);
+  // Each batch finishes before the next arrives: every one finds both lanes idle.
+  std::vector<HeldDevice*> order;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t before = a->Frames() + b->Frames();
+    server::Window w;
+    w.sink = sink;
+    w.feats = Matrix(3, o.dim);
+    batcher.Submit(set, std::move(w));
+    ASSERT_TRUE(WaitFor([&] { return a->Frames() + b->Frames() == before + 3; }));
+    HeldDevice* took = a->Held() > 0 ? a : b;
+    order.push_back(took);
+    took->FinishAll();
+    ASSERT_TRUE(WaitFor([&] { return took->Held() == 0; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the lane counts it out
+  }
+  EXPECT_EQ(order, (std::vector<HeldDevice*>{a, b, a, b}));
 }
 
 }  // namespace

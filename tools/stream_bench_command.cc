@@ -260,8 +260,10 @@ double Percentile(const std::vector<double>& sorted, double p) {
 absl::StatusOr<v1::StreamConfig::Encoding> ParseEncoding(const std::string& name) {
   if (name == "float32") return v1::StreamConfig::FLOAT32;
   if (name == "float16") return v1::StreamConfig::FLOAT16;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--encoding '", name, "': expected float32 or float16"));
+  if (name == "relative16") return v1::StreamConfig::RELATIVE16;
+  if (name == "beam-sparse") return v1::StreamConfig::BEAM_SPARSE;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--encoding '", name, "': expected float32, float16, relative16 or beam-sparse"));
 }
 
 }  // namespace
@@ -273,7 +275,10 @@ int RunBenchStream(int argc, char** argv) {
       .Add({"streams", "N", "concurrent streams", "64"})
       .Add({"chunk-frames", "C", "frames per message; one every C x 10 ms per stream", "10"})
       .Add({"window", "W", "frames per response window", "10"})
-      .Add({"encoding", "NAME", "scores as float32 or float16", "float32"})
+      .Add({"encoding", "NAME", "scores as float32, float16, relative16 or beam-sparse",
+            "float32"})
+      .Add({"beam", "B", "beam-sparse: natural-log beam", "10"})
+      .Add({"max-states", "N", "beam-sparse: at most N states a frame (0: no limit)", "500"})
       .Add({"seconds", "S", "audio seconds per stream", "20"})
       .Add({"warmup-seconds", "S", "windows in the first S seconds are not measured", "2"})
       .Add({"max-lag-ms", "MS",
@@ -290,11 +295,13 @@ int RunBenchStream(int argc, char** argv) {
        window = args.GetInt("window"), connections = args.GetInt("connections"),
        pacers = args.GetInt("pacer-threads");
   auto seconds = args.GetDouble("seconds"), warmup = args.GetDouble("warmup-seconds"),
-       max_lag_ms = args.GetDouble("max-lag-ms");
+       max_lag_ms = args.GetDouble("max-lag-ms"), beam = args.GetDouble("beam");
+  auto max_states = args.GetInt("max-states");
   auto encoding = ParseEncoding(args.Get("encoding"));
   for (const absl::Status& s :
        {streams.status(), chunk.status(), window.status(), connections.status(), pacers.status(),
-        seconds.status(), warmup.status(), max_lag_ms.status(), encoding.status()}) {
+        seconds.status(), warmup.status(), max_lag_ms.status(), encoding.status(),
+        beam.status(), max_states.status()}) {
     if (!s.ok()) return Fail("bench-stream", s);
   }
   if (*streams < 1 || *chunk < 1 || *window < 1 || *seconds <= 0 || *connections < 0 ||
@@ -321,6 +328,10 @@ int RunBenchStream(int argc, char** argv) {
   o.config.set_dim(info->dim());
   o.config.set_window_frames(*window);
   o.config.set_encoding(*encoding);
+  if (*encoding == v1::StreamConfig::BEAM_SPARSE) {
+    o.config.set_beam(static_cast<float>(*beam));
+    o.config.set_max_states(*max_states);
+  }
   o.chunk_frames = *chunk;
   o.frames_per_stream = int64_t(*seconds * kFramesPerSecond);
   o.warmup_s = *warmup;

@@ -34,7 +34,9 @@ int64_t ResponseEncoder::MaxBytes(int32_t frames, int32_t num_states) const {
   if (options_.encoding == v1::StreamConfig::BEAM_SPARSE && options_.max_states > 0) {
     columns = std::min<int64_t>(columns, options_.max_states);
   }
-  const int64_t per_value = options_.encoding == v1::StreamConfig::FLOAT16       ? 2
+  const int64_t per_value = options_.encoding == v1::StreamConfig::FLOAT16 ||
+                                    options_.encoding == v1::StreamConfig::RELATIVE16
+                                ? 2
                             : options_.encoding == v1::StreamConfig::BEAM_SPARSE ? 8
                                                                                  : 4;
   return int64_t(frames) * (columns * per_value + 16);  // + best state, score and count
@@ -50,7 +52,7 @@ void ResponseEncoder::Encode(const Matrix& scores, v1::ScoreResponse* out) {
   bytes->clear();
   if (options_.encoding != v1::StreamConfig::BEAM_SPARSE) {
     bytes->reserve(size_t(scores.rows) * size_t(columns) *
-                   (options_.encoding == v1::StreamConfig::FLOAT16 ? 2 : 4));
+                   (options_.encoding == v1::StreamConfig::FLOAT32 ? 4 : 2));
   }
   row_.resize(size_t(columns));
   for (int32_t t = 0; t < scores.rows; ++t) {
@@ -67,6 +69,9 @@ void ResponseEncoder::Encode(const Matrix& scores, v1::ScoreResponse* out) {
     switch (options_.encoding) {
       case v1::StreamConfig::FLOAT16:
         wire::AppendFloat16({row, size_t(columns)}, bytes);
+        break;
+      case v1::StreamConfig::RELATIVE16:
+        wire::AppendRelative16({row, size_t(columns)}, row[best], bytes);
         break;
       case v1::StreamConfig::BEAM_SPARSE: {
         const float threshold = row[best] - options_.beam;

@@ -107,6 +107,7 @@ absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
   switch (config.encoding()) {
     case v1::StreamConfig::FLOAT32:
     case v1::StreamConfig::FLOAT16:
+    case v1::StreamConfig::RELATIVE16:
       break;
     case v1::StreamConfig::BEAM_SPARSE:
       if (!std::isfinite(config.beam()) || config.beam() <= 0.0f) {

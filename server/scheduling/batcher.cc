@@ -81,7 +81,11 @@ bool Batcher::IsLeastLoaded(size_t i) const {
   for (size_t j = 0; j < lanes_.size(); ++j) {
     const LaneLoad& other = lanes_[j];
     if (j == i || other.batches >= other.lane->depth()) continue;
-    if (other.frames < lanes_[i].frames || (other.frames == lanes_[i].frames && j < i)) {
+    // Ties go round robin from the lane after the one that took the last batch: breaking them
+    // towards the first lane left a second GPU idle at moderate load.
+    const auto turn = [&](size_t k) { return (k + lanes_.size() - next_tie_) % lanes_.size(); };
+    if (other.frames < lanes_[i].frames ||
+        (other.frames == lanes_[i].frames && turn(j) < turn(i))) {
       return false;
     }
   }
@@ -130,6 +134,7 @@ void Batcher::Feed(size_t i) {
       continue;
     }
     Batch batch = TakeBatch(q);
+    next_tie_ = (i + 1) % lanes_.size();
     ++lane.batches;
     lane.frames += batch.frames;
     lock.unlock();

@@ -3,9 +3,9 @@
 //
 // A batch is ready when its queue holds --max-batch-frames frames, or its oldest window has
 // waited --max-queue-delay; it takes whole windows in arrival order up to --max-batch-frames (at
-// least one). A ready batch goes to the least-loaded lane (fewest frames in flight) that has room
-// for another batch (Lane::depth), so several GPUs share the work and one GPU overlaps a
-// batch's copies with the next one's kernels. While lanes are busy the next batches gather: under
+// least one). A ready batch goes to the least-loaded lane (fewest frames in flight, ties taken in
+// turn) that has room for another batch (Lane::depth), so several GPUs share the work and one
+// GPU overlaps a batch's copies with the next one's kernels. While lanes are busy the next batches gather: under
 // load batches grow by themselves. Batches of one queue may finish out of order; the streams put
 // their windows back in order (WindowSink).
 #pragma once
@@ -70,6 +70,7 @@ class Batcher {
   std::condition_variable wake_;
   std::map<std::string, Queue> queues_;
   std::vector<LaneLoad> lanes_;
+  size_t next_tie_ = 0;  // the lane that wins the next tie of equal loads (round robin)
   bool flush_ = false;
   bool stop_ = false;
   std::vector<std::thread> threads_;  // last: start once the members above exist
