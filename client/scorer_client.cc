@@ -164,7 +164,9 @@ ScoreStream::ScoreStream(std::shared_ptr<grpc::Channel> channel, const v1::Strea
 absl::StatusOr<std::unique_ptr<ScoreStream>> ScoreStream::Open(
     std::shared_ptr<grpc::Channel> channel, const v1::StreamConfig& config, Options options) {
   if (config.models().empty()) return absl::InvalidArgumentError("the stream names no model");
-  if (config.dim() < 1) return absl::InvalidArgumentError("the stream's dimension must be >= 1");
+  if (config.dim() < 1 && !config.has_audio()) {
+    return absl::InvalidArgumentError("the stream's dimension must be >= 1");
+  }
   if (options.chunk_frames < 1) return absl::InvalidArgumentError("chunk_frames must be >= 1");
   std::unique_ptr<ScoreStream> s(new ScoreStream(std::move(channel), config, std::move(options)));
   if (s->options_.deadline.count() > 0) {
@@ -248,6 +250,41 @@ absl::Status ScoreStream::Push(const float* frames, int64_t num_frames) {
       return WaitForStatus();
     }
     frames_sent_ += n;
+    done += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScoreStream::PushAudio(const int16_t* samples, int64_t num_samples) {
+  std::unique_lock write_lock(write_mu_);
+  if (writes_done_) return absl::FailedPreconditionError("PushAudio after End");
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) {
+      return final_status_.ok() ? absl::FailedPreconditionError("the stream has ended")
+                                : final_status_;
+    }
+  }
+  // Chunks of chunk_frames frame shifts at the config's sample rate (10 ms frames).
+  const int64_t per_chunk =
+      std::max<int64_t>(1, int64_t(options_.chunk_frames) * config_.audio().sample_rate_hz() / 100);
+  v1::ScoreRequest request;
+  for (int64_t done = 0; done < num_samples;) {
+    const int64_t n = std::min<int64_t>(per_chunk, num_samples - done);
+    v1::AudioChunk* chunk = request.mutable_audio();
+    chunk->set_first_sample(samples_sent_);
+    std::string* bytes = chunk->mutable_samples();
+    bytes->resize(size_t(2 * n));
+    for (int64_t i = 0; i < n; ++i) {
+      const uint16_t v = static_cast<uint16_t>(samples[done + i]);
+      (*bytes)[size_t(2 * i)] = static_cast<char>(v & 0xFF);
+      (*bytes)[size_t(2 * i + 1)] = static_cast<char>(v >> 8);
+    }
+    if (!stream_->Write(request)) {
+      write_lock.unlock();
+      return WaitForStatus();
+    }
+    samples_sent_ += n;
     done += n;
   }
   return absl::OkStatus();

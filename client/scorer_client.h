@@ -83,6 +83,9 @@ class ScoreStream {
   // control). An error is the stream's final status.
   absl::Status Push(const float* frames, int64_t num_frames);
   absl::Status Push(const Matrix& frames) { return Push(frames.data.data(), frames.rows); }
+  // Audio streams (a config with an AudioConfig): sends mono 16-bit samples, in chunks of
+  // chunk_frames frame shifts.
+  absl::Status PushAudio(const int16_t* samples, int64_t num_samples);
   // Sends End and closes the sending side.
   absl::Status End();
   // Waits for the stream's final status.
@@ -101,6 +104,7 @@ class ScoreStream {
   void DiscardFramesBefore(int64_t frame);
 
   int64_t frames_sent() const { return frames_sent_; }
+  int64_t samples_sent() const { return samples_sent_; }
   // OK while running or after a clean end; otherwise the final status.
   absl::Status status();
   bool finished();
@@ -119,6 +123,7 @@ class ScoreStream {
   std::unique_ptr<grpc::ClientReaderWriter<v1::ScoreRequest, v1::ScoreResponse>> stream_;
   std::mutex write_mu_;  // one writer at a time
   int64_t frames_sent_ = 0;
+  int64_t samples_sent_ = 0;
   bool writes_done_ = false;
 
   std::mutex mu_;

@@ -75,7 +75,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Daemon& daemon = GetDaemon();
   gmmscore::v1::StreamConfig config;
   if (!config.ParseFromArray(data, static_cast<int>(size))) return 0;
-  auto setup = srv::ResolveStreamConfig(config, *daemon.registry, daemon.config.stream);
+  static srv::FrontEndRegistry no_front_ends("");
+  auto setup =
+      srv::ResolveStreamConfig(config, *daemon.registry, no_front_ends, daemon.config.stream);
   if (!setup.ok()) return 0;
 
   // A few frames of finite scores with ties, in the accepted encoding.

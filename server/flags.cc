@@ -31,6 +31,10 @@ ABSL_FLAG(std::string, metrics_listen, "",
 ABSL_FLAG(std::vector<std::string>, model, {},
           "NAME=PATH of a model to load at start; repeat for several (paths must not contain "
           "commas)");
+ABSL_FLAG(std::vector<std::string>, front_end, {},
+          "NAME=FILE of a front-end config (gmmscore compute-feats options, Kaldi conf syntax) "
+          "that audio streams may name; repeat for several. NAME.conf files under --model-root "
+          "are found too");
 ABSL_FLAG(std::string, model_root, "",
           "directory ModelAdmin.LoadModel paths are confined to; empty: run-time loads refused");
 ABSL_FLAG(std::string, backend, Defaults().backend,
@@ -182,6 +186,11 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
     c.models.push_back(spec);
   }
   c.model_root = absl::GetFlag(FLAGS_model_root);
+  for (const std::string& text : absl::GetFlag(FLAGS_front_end)) {
+    ModelSpec spec;
+    GMM_RETURN_IF_ERROR(ParseModelSpec(text, &spec));
+    c.front_ends.push_back(spec);
+  }
   c.backend = absl::GetFlag(FLAGS_backend);
   c.devices = absl::GetFlag(FLAGS_devices);
   c.scorer_threads = absl::GetFlag(FLAGS_scorer_threads);

@@ -68,6 +68,10 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   const ServerConfig& c = s->config_;
   GMM_ASSIGN_OR_RETURN(s->lanes_, LaneSet::Create(c, &s->metrics_));
   s->registry_ = std::make_unique<ModelRegistry>(c, s->lanes_.get(), &s->metrics_, &s->health_);
+  s->front_ends_ = std::make_unique<FrontEndRegistry>(c.model_root);
+  for (const ModelSpec& f : c.front_ends) {
+    GMM_RETURN_IF_ERROR(s->front_ends_->Load(f.name, f.path));
+  }
   s->batcher_ =
       std::make_unique<Batcher>(c.batcher, s->lanes_->lanes(), s->lanes_->delivery(), &s->metrics_);
   if (!c.metrics_listen.empty()) {
@@ -75,8 +79,8 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   }
   s->align_workers_ = std::make_unique<TaskQueue>(c.align.threads);
   s->scorer_service_ = std::make_unique<ScorerService>(
-      SessionServices{&c.stream, s->registry_.get(), s->batcher_.get(), &s->timers_, &s->metrics_,
-                      &s->tracker_},
+      SessionServices{&c.stream, s->registry_.get(), s->front_ends_.get(), s->batcher_.get(),
+                      &s->timers_, &s->metrics_, &s->tracker_},
       AlignServices{&c.align, s->registry_.get(), s->batcher_.get(), s->align_workers_.get(),
                     &s->metrics_, &s->alignments_in_progress_});
   s->admin_service_ =

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/config.h"
+#include "server/front_end_registry.h"
 #include "server/metrics.h"
 #include "server/model_registry.h"
 #include "server/rpc/health.h"
@@ -59,6 +60,7 @@ class GmmscoreServer {
   // the batcher waits for its batches in flight before the lanes and models go.
   std::unique_ptr<LaneSet> lanes_;
   std::unique_ptr<ModelRegistry> registry_;
+  std::unique_ptr<FrontEndRegistry> front_ends_;
   std::unique_ptr<Batcher> batcher_;
   SessionTracker tracker_;
   TaskQueue loader_;  // after the registry, before the services that post to it

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/scorer_client.h"
+#include "feat/wave_reader.h"
 #include "formats/matrix_table.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
@@ -42,11 +43,18 @@ v1::StreamConfig::Fusion ToProto(FusionRule rule) {
   return v1::StreamConfig::MAX;
 }
 
+// What one utterance sends: features, or (audio streams) 16-bit samples.
+struct Utterance {
+  Matrix feats;
+  std::vector<int16_t> audio;
+};
+
 // One utterance through one stream; the scores of its windows, in order.
 absl::StatusOr<Matrix> ScoreUtterance(const std::shared_ptr<grpc::Channel>& channel,
-                                      v1::StreamConfig config, const Matrix& feats,
+                                      v1::StreamConfig config, const Utterance& utterance,
                                       int32_t chunk_frames) {
-  config.set_dim(feats.cols);
+  const Matrix& feats = utterance.feats;
+  if (!config.has_audio()) config.set_dim(feats.cols);
   Matrix scores;
   client::ScoreStream::Options options;
   options.chunk_frames = chunk_frames;
@@ -58,11 +66,13 @@ absl::StatusOr<Matrix> ScoreUtterance(const std::shared_ptr<grpc::Channel>& chan
   };
   auto stream = client::ScoreStream::Open(channel, config, std::move(options));
   if (!stream.ok()) return stream.status();
-  absl::Status s = (*stream)->Push(feats);
+  absl::Status s = config.has_audio()
+                       ? (*stream)->PushAudio(utterance.audio.data(), int64_t(utterance.audio.size()))
+                       : (*stream)->Push(feats);
   if (s.ok()) s = (*stream)->End();
   if (s.ok()) s = (*stream)->Finish();
   if (!s.ok()) return s;
-  if (scores.rows != feats.rows) {
+  if (!config.has_audio() && scores.rows != feats.rows) {
     return absl::DataLossError(
         absl::StrCat(feats.rows, " frames sent, scores for ", scores.rows, " received"));
   }
@@ -72,10 +82,16 @@ absl::StatusOr<Matrix> ScoreUtterance(const std::shared_ptr<grpc::Channel>& chan
 }  // namespace
 
 int RunStream(int argc, char** argv) {
-  Args args("stream", "--server HOST:PORT --model NAME --feats RSPEC --out WSPEC [options]");
+  Args args("stream",
+            "--server HOST:PORT --model NAME (--feats RSPEC | --wav RSPEC --front-end NAME) "
+            "--out WSPEC [options]");
   AddChannelOptions(args);
   args.Add({"model", "NAME", "model name on the server; several are fused", "", true})
       .Add({"feats", "RSPEC", "features: ark:F, ark,t:F, scp:F, htk:F, sphinx:F, ..."})
+      .Add({"wav", "RSPEC",
+            "audio instead of features (scp:wav.scp, ark:F; first channel as 16-bit samples): "
+            "the server computes the features"})
+      .Add({"front-end", "NAME", "with --wav: the server's front end (gmmscored --front-end)"})
       .Add({"out", "WSPEC", "scores (frames x states): ark:F, ark,t:F, ark,scp:F,S, ark:-"});
   AddFusionOptions(args);
   args.Add({"window", "N", "frames per response window; 0: the server's default", "100"})
@@ -84,8 +100,11 @@ int RunStream(int argc, char** argv) {
       .Add({"quiet", "", "no progress or summary on stderr"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string> models = args.GetAll("model");
-  if (models.empty() || !args.Has("feats") || !args.Has("out")) {
-    std::fprintf(stderr, "gmmscore stream: --server, --model, --feats and --out are required\n%s",
+  if (models.empty() || args.Has("feats") == args.Has("wav") || !args.Has("out") ||
+      args.Has("wav") != args.Has("front-end")) {
+    std::fprintf(stderr,
+                 "gmmscore stream: --server, --model, --out and --feats (or --wav and "
+                 "--front-end) are required\n%s",
                  args.Help().c_str());
     return 2;
   }
@@ -108,8 +127,18 @@ int RunStream(int argc, char** argv) {
   for (float w : fusion->weights) config.add_weights(w);
   auto channel = ChannelFromArgs(args);
   if (!channel.ok()) return Fail("stream", channel.status());
-  auto reader = MatrixTableReader::Open(args.Get("feats"));
-  if (!reader.ok()) return Fail("stream", reader.status());
+  std::unique_ptr<MatrixTableReader> features;
+  std::unique_ptr<WaveTableReader> waves;
+  if (args.Has("feats")) {
+    auto reader = MatrixTableReader::Open(args.Get("feats"));
+    if (!reader.ok()) return Fail("stream", reader.status());
+    features = std::move(*reader);
+  } else {
+    auto reader = WaveTableReader::Open(args.Get("wav"));
+    if (!reader.ok()) return Fail("stream", reader.status());
+    waves = std::move(*reader);
+    config.mutable_audio()->set_front_end(args.Get("front-end"));
+  }
   auto writer = MatrixTableWriter::Open(args.Get("out"));
   if (!writer.ok()) return Fail("stream", writer.status());
 
@@ -134,7 +163,7 @@ int RunStream(int argc, char** argv) {
     }
     if (absl::Status s = (*writer)->Write(done.key, *scores); !s.ok()) return s;
     ++utterances;
-    frames += done.frames;
+    frames += scores->rows;
     if (!quiet && Seconds(last_progress) >= 2.0) {
       last_progress = Clock::now();
       const double t = Seconds(start);
@@ -145,16 +174,29 @@ int RunStream(int argc, char** argv) {
     return absl::OkStatus();
   };
   std::string key;
-  Matrix feats;
   while (true) {
-    auto more = (*reader)->Next(&key, &feats);
-    if (!more.ok()) return Fail("stream", more.status());
-    if (!*more) break;
+    Utterance utterance;
     v1::StreamConfig utterance_config = config;
+    if (features) {
+      auto more = features->Next(&key, &utterance.feats);
+      if (!more.ok()) return Fail("stream", more.status());
+      if (!*more) break;
+    } else {
+      WaveData wave;
+      auto more = waves->Next(&key, &wave);
+      if (!more.ok()) return Fail("stream", more.status());
+      if (!*more) break;
+      utterance_config.mutable_audio()->set_sample_rate_hz(int32_t(wave.sample_rate));
+      utterance.audio.reserve(wave.channels[0].size());
+      for (float v : wave.channels[0]) {
+        utterance.audio.push_back(int16_t(std::clamp(std::lround(v), -32768L, 32767L)));
+      }
+    }
     utterance_config.set_stream_id(key);
-    in_flight.push_back({key, feats.rows,
+    const int32_t rows = utterance.feats.rows;
+    in_flight.push_back({key, rows,
                          std::async(std::launch::async, ScoreUtterance, *channel,
-                                    std::move(utterance_config), std::move(feats), *chunk)});
+                                    std::move(utterance_config), std::move(utterance), *chunk)});
     if (int32_t(in_flight.size()) >= *parallel) {
       if (absl::Status s = write_oldest(); !s.ok()) return Fail("stream", s);
     }

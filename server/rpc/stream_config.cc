@@ -28,6 +28,7 @@ absl::StatusOr<FusionRule> ToFusionRule(v1::StreamConfig::Fusion fusion) {
 
 absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
                                                 const ModelRegistry& registry,
+                                                FrontEndRegistry& front_ends,
                                                 const StreamLimits& limits) {
   StreamSetup setup;
   if (config.stream_id().size() > kMaxStreamIdBytes) {
@@ -65,7 +66,21 @@ absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
   GMM_RETURN_IF_ERROR(CheckSameShape(shapes));
   setup.num_states = models.front()->num_states();
   const int32_t model_dim = models.front()->dim();
-  if (config.dim() != model_dim) {
+  if (config.has_audio()) {
+    GMM_ASSIGN_OR_RETURN(setup.front_end, front_ends.Find(config.audio().front_end()));
+    const FrontEndOptions& fe = *setup.front_end;
+    if (config.audio().sample_rate_hz() != fe.mfcc.frame.samp_freq) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the audio is at ", config.audio().sample_rate_hz(), " Hz, front end '",
+                       config.audio().front_end(), "' takes ", fe.mfcc.frame.samp_freq, " Hz"));
+    }
+    if (fe.dim() != model_dim || (config.dim() != 0 && config.dim() != model_dim)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "front end '", config.audio().front_end(), "' makes ", fe.dim(),
+          "-dimensional features, model '", models.front()->name(), "' has dimension ",
+          model_dim, config.dim() != 0 ? absl::StrCat(", the config says ", config.dim()) : ""));
+    }
+  } else if (config.dim() != model_dim) {
     return absl::InvalidArgumentError(absl::StrCat("the config says dimension ", config.dim(),
                                                    ", model '", models.front()->name(),
                                                    "' has dimension ", model_dim));

@@ -12,6 +12,7 @@
 #include "gmmscore/v1/scorer.pb.h"
 #include "model/fusion.h"
 #include "server/config.h"
+#include "server/front_end_registry.h"
 #include "server/model_registry.h"
 #include "server/rpc/response_encoder.h"
 #include "server/scheduling/batcher.h"
@@ -27,12 +28,15 @@ struct StreamSetup {
   int32_t window_frames = 0;
   Clock::duration max_latency{};
   EncoderOptions encoder;
+  // Audio streams: the front end that makes their features (dim is its dimension).
+  std::shared_ptr<const FrontEndOptions> front_end;
 };
 
 inline constexpr size_t kMaxStreamIdBytes = 256;
 
 absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
                                                 const ModelRegistry& registry,
+                                                FrontEndRegistry& front_ends,
                                                 const StreamLimits& limits);
 
 }  // namespace gmmscore::server

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "feat/compute_features.h"
 #include "absl/time/time.h"
 
 namespace gmmscore::server {
@@ -306,7 +307,8 @@ void StreamSession::HandleRequest(Clock::time_point now) {
         return;
       }
       absl::StatusOr<StreamSetup> setup =
-          ResolveStreamConfig(request_.config(), *services_.registry, limits_);
+          ResolveStreamConfig(request_.config(), *services_.registry, *services_.front_ends,
+                              limits_);
       if (!setup.ok()) {
         if (request_.config().stream_id().size() <= kMaxStreamIdBytes) {
           setup_.emplace();
@@ -320,6 +322,16 @@ void StreamSession::HandleRequest(Clock::time_point now) {
       cutter_.emplace(setup_->dim);
       fusion_.emplace(setup_->fusion, setup_->models->models.size());
       fusion_spec_ = std::make_shared<const FusionSpec>(setup_->fusion);
+      if (setup_->front_end) {
+        auto front_end = OnlineFrontEnd::Create(
+            *setup_->front_end, DitherSeed(setup_->front_end->dither_seed, setup_->stream_id));
+        if (!front_end.ok()) {
+          Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+               std::string(front_end.status().message()));
+          return;
+        }
+        front_end_ = std::move(*front_end);
+      }
       encoder_.emplace(setup_->encoder);
       for (const auto& m : setup_->models->models) {
         ++m->active_streams();
@@ -335,8 +347,25 @@ void StreamSession::HandleRequest(Clock::time_point now) {
       } else if (phase_ == Phase::kEnded) {
         Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
              absl::StrCat("features (frame ", request_.features().first_frame(), ") after End"));
+      } else if (front_end_) {
+        Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+             "features on an audio stream (its config has an AudioConfig)");
       } else {
         AddFeatures(request_.features(), now);
+      }
+      return;
+    case v1::ScoreRequest::kAudio:
+      if (phase_ == Phase::kAwaitConfig) {
+        Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
+             "the first message must be a StreamConfig, not audio");
+      } else if (phase_ == Phase::kEnded) {
+        Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
+             absl::StrCat("audio (sample ", request_.audio().first_sample(), ") after End"));
+      } else if (!front_end_) {
+        Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+             "audio on a feature stream (its config has no AudioConfig)");
+      } else {
+        AddAudio(request_.audio(), now);
       }
       return;
     case v1::ScoreRequest::kEnd:
@@ -344,6 +373,15 @@ void StreamSession::HandleRequest(Clock::time_point now) {
         Fail(absl::StatusCode::kFailedPrecondition, FailureReason::kProtocol,
              phase_ == Phase::kEnded ? "a second End" : "End before the StreamConfig");
         return;
+      }
+      if (front_end_) {  // the frames that waited for the end of the audio
+        front_end_->InputFinished();
+        audio_scratch_.clear();
+        const int64_t frames = front_end_->TakeFrames(&audio_scratch_);
+        AppendFrames({reinterpret_cast<const char*>(audio_scratch_.data()),
+                      audio_scratch_.size() * sizeof(float)},
+                     frames, now);
+        if (!error_.ok()) return;
       }
       phase_ = Phase::kEnded;
       return;
@@ -378,12 +416,56 @@ void StreamSession::AddFeatures(const v1::FeatureChunk& chunk, Clock::time_point
                       cutter_->next_frame()));
     return;
   }
+  AppendFrames(data, frames, now);
+}
+
+void StreamSession::AppendFrames(std::string_view data, int64_t frames, Clock::time_point now) {
+  if (frames == 0) return;
   if (absl::Status s = cutter_->Append(data, now); !s.ok()) {
     Fail(s.code(), FailureReason::kInvalidArgument, std::string(s.message()));
     return;
   }
-  AddBuffered(frames * int64_t(frame_bytes));
+  AddBuffered(frames * int64_t(setup_->dim) * int64_t(sizeof(float)));
   for (prometheus::Counter* c : frames_received_) c->Increment(double(frames));
+}
+
+void StreamSession::AddAudio(const v1::AudioChunk& chunk, Clock::time_point now) {
+  const std::string& data = chunk.samples();
+  if (data.size() % 2 != 0) {
+    Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+         absl::StrCat("the audio chunk at sample ", chunk.first_sample(), " has ", data.size(),
+                      " bytes, not a whole number of 16-bit samples"));
+    return;
+  }
+  const int64_t samples = int64_t(data.size() / 2);
+  const int64_t max_samples =
+      int64_t(limits_.max_frames_per_chunk) * setup_->front_end->mfcc.frame.WindowShift();
+  if (samples > max_samples) {
+    Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+         absl::StrCat("the audio chunk at sample ", chunk.first_sample(), " has ", samples,
+                      " samples, more than --max-frames-per-chunk frame shifts (", max_samples,
+                      ")"));
+    return;
+  }
+  if (chunk.first_sample() != next_sample_) {
+    Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+         absl::StrCat("an audio chunk starts at sample ", chunk.first_sample(),
+                      "; the next sample is ", next_sample_));
+    return;
+  }
+  next_sample_ += samples;
+  audio_scratch_.resize(size_t(samples));
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  for (int64_t i = 0; i < samples; ++i) {
+    audio_scratch_[size_t(i)] =
+        static_cast<float>(static_cast<int16_t>(uint16_t(bytes[2 * i] | bytes[2 * i + 1] << 8)));
+  }
+  front_end_->AcceptWaveform(audio_scratch_);
+  audio_scratch_.clear();
+  const int64_t frames = front_end_->TakeFrames(&audio_scratch_);
+  AppendFrames({reinterpret_cast<const char*>(audio_scratch_.data()),
+                audio_scratch_.size() * sizeof(float)},
+               frames, now);
 }
 
 void StreamSession::OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) {

@@ -33,7 +33,9 @@
 
 #include "absl/status/status.h"
 #include "gmmscore/v1/scorer.pb.h"
+#include "feat/online_front_end.h"
 #include "server/config.h"
+#include "server/front_end_registry.h"
 #include "server/metrics.h"
 #include "server/model_registry.h"
 #include "server/rpc/in_order.h"
@@ -76,6 +78,7 @@ class SessionTracker {
 struct SessionServices {
   const StreamLimits* limits;
   ModelRegistry* registry;
+  FrontEndRegistry* front_ends;
   Batcher* batcher;
   TimerQueue* timers;
   Metrics* metrics;
@@ -133,6 +136,10 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   Actions Decide(Clock::time_point now);  // the rest run with mu_ held
   void HandleRequest(Clock::time_point now);
   void AddFeatures(const v1::FeatureChunk& chunk, Clock::time_point now);
+  // Audio streams: the chunk's samples through the front end, its finished frames as features.
+  void AddAudio(const v1::AudioChunk& chunk, Clock::time_point now);
+  // Appends frames (dim floats each) that the front end finished to the window cutter.
+  void AppendFrames(std::string_view data, int64_t frames, Clock::time_point now);
   void CutWindow(int32_t frames);
   // Fuses and encodes the next window in order into outbound_ (or fails the stream).
   void Emit(int64_t first_frame, Clock::time_point ready,
@@ -152,6 +159,9 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
 
   std::mutex mu_;
   Phase phase_ = Phase::kAwaitConfig;
+  std::unique_ptr<OnlineFrontEnd> front_end_;  // audio streams only
+  int64_t next_sample_ = 0;                    // audio streams: the next chunk's first sample
+  std::vector<float> audio_scratch_;           // samples and frames of the chunk at hand
   bool has_slot_ = false;
   bool read_in_flight_ = false;
   bool write_in_flight_ = false;
