@@ -13,6 +13,7 @@ set(rules
   "util/|util/"
   "model/|(util|model)/"
   "formats/|(util|model|formats)/"
+  "feat/|(util|formats|feat)/"
   "kernels/cpu/|(util|model)/|${kernels_core}|kernels/cpu/"
   "kernels/cuda/|(util|model)/|${kernels_core}|kernels/cuda/"
   "kernels/backend|(util|model)/|kernels/"
@@ -22,8 +23,8 @@ set(rules
   "bench/|(util|model|kernels|align|train|bench)/"
   "proto/|proto/"
   "client/|(util|model|proto|client)/"
-  "server/|(util|model|formats|align|train|proto|server)/|${kernels_core}"
-  "tools/|(util|model|formats|kernels|align|train|bench|proto|client|tools)/"
+  "server/|(util|model|formats|feat|align|train|proto|server)/|${kernels_core}"
+  "tools/|(util|model|formats|feat|kernels|align|train|bench|proto|client|tools)/"
 )
 
 set(violations "")
