@@ -12,6 +12,8 @@ packages=(
   libfftw3-dev libsndfile1-dev
   # The speed-perturbed kaldi-mono utterances are made by sox in their wav.scp pipes.
   sox
+  # scripts/check_deploy.sh (CTest deploy_check): promtool and YAML parsing.
+  prometheus python3-yaml
   # What the tests use: a real Sphinx continuous model and .mfc files, the semi-continuous en-us
   # model the Sphinx reader must refuse, and the openssl command for the TLS tests' certificates.
   pocketsphinx-testdata pocketsphinx-en-us openssl

@@ -7,9 +7,13 @@
 // Thousands of streams: each is a gRPC callback reactor (no thread of its own); a few pacer
 // threads hand every stream its chunks on schedule, and the streams are spread over several
 // channels, each its own TCP connection.
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -41,6 +45,11 @@ struct BenchOptions {
   int64_t frames_per_stream = 0;
   double warmup_s = 0;
   const Matrix* pool = nullptr;  // feature rows the chunks are cut from
+  // Audio streams (--front-end): 16-bit samples the chunks are cut from instead, 10 ms frames of
+  // samples_per_frame samples, windows of window_samples (16 kHz: 160 and 400).
+  const std::vector<int16_t>* audio_pool = nullptr;
+  int32_t samples_per_frame = 160;
+  int32_t window_samples = 400;
   Clock::time_point start;       // the run's clock: set once every stream is open
 };
 
@@ -96,12 +105,22 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
       for (; next_chunk_ < chunks_ && Due(next_chunk_) <= now; ++next_chunk_) {
         const int64_t first = next_chunk_ * o_.chunk_frames;
         const int32_t n = int32_t(std::min<int64_t>(o_.chunk_frames, o_.frames_per_stream - first));
-        const int32_t at = int32_t(first % (o_.pool->rows - o_.chunk_frames));
         v1::ScoreRequest request;
-        v1::FeatureChunk* chunk = request.mutable_features();
-        chunk->set_first_frame(first);
-        wire::AppendFloat32({o_.pool->row(at), size_t(n) * size_t(o_.pool->cols)},
-                            chunk->mutable_data());
+        if (o_.audio_pool != nullptr) {
+          const int64_t spf = o_.samples_per_frame;
+          const size_t room = o_.audio_pool->size() - size_t(o_.chunk_frames * spf);
+          const size_t at = size_t(first * spf) % room;
+          v1::AudioChunk* chunk = request.mutable_audio();
+          chunk->set_first_sample(first * spf);
+          chunk->mutable_samples()->assign(
+              reinterpret_cast<const char*>(o_.audio_pool->data() + at), size_t(n * spf) * 2);
+        } else {
+          const int32_t at = int32_t(first % (o_.pool->rows - o_.chunk_frames));
+          v1::FeatureChunk* chunk = request.mutable_features();
+          chunk->set_first_frame(first);
+          wire::AppendFloat32({o_.pool->row(at), size_t(n) * size_t(o_.pool->cols)},
+                              chunk->mutable_data());
+        }
         if (const v1::ScoreRequest* w = Queue(std::move(request)); w != nullptr) write = w;
       }
       if (next_chunk_ == chunks_ && !end_queued_) {
@@ -149,7 +168,14 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
         frames_scored_ += window_.scores.rows;
         const int64_t last = window_.first_frame + window_.scores.rows - 1;
         if (double(now_ns) * 1e-9 >= o_.warmup_s) {
-          latencies_s_.push_back(double(now_ns - sent_ns_[size_t(last / o_.chunk_frames)]) * 1e-9);
+          // From the chunk that completed the window's last frame: its features (or, audio, the
+          // last sample of its analysis window, so the front end's look-ahead counts as latency).
+          const int64_t chunk =
+              o_.audio_pool == nullptr
+                  ? last / o_.chunk_frames
+                  : std::min<int64_t>(chunks_ - 1, (last * o_.samples_per_frame + o_.window_samples - 1) /
+                                                      (int64_t(o_.chunk_frames) * o_.samples_per_frame));
+          latencies_s_.push_back(double(now_ns - sent_ns_[size_t(chunk)]) * 1e-9);
         }
         keep_reading = true;
       } else if (error_.ok()) {
@@ -199,11 +225,14 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
   const v1::ScoreRequest* NextWrite() {
     if (writes_.empty()) return nullptr;
     const v1::ScoreRequest& next = writes_.front();
-    if (next.has_features()) {
+    if (next.has_features() || next.has_audio()) {
       // Handed to gRPC now: the latency of its windows counts from here, and the lag is how
       // late that is.
       const Clock::time_point now = Clock::now();
-      const int64_t chunk = next.features().first_frame() / o_.chunk_frames;
+      const int64_t chunk =
+          next.has_audio()
+              ? next.audio().first_sample() / (int64_t(o_.chunk_frames) * o_.samples_per_frame)
+              : next.features().first_frame() / o_.chunk_frames;
       sent_ns_[size_t(chunk)] = (now - o_.start).count();
       worst_lag_ = std::max(worst_lag_, now - Due(chunk));
     }
@@ -251,6 +280,32 @@ void Pace(const std::vector<BenchStream*>& streams) {
   }
 }
 
+// CPU seconds (user + system) a process has used, from /proc/PID/stat; -1 if unreadable.
+double ProcessCpuSeconds(const std::string& pid) {
+  std::FILE* f = std::fopen(("/proc/" + pid + "/stat").c_str(), "r");
+  if (f == nullptr) return -1;
+  char buf[4096];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // Fields after the command name (which may hold spaces) start after its closing parenthesis;
+  // utime and stime are fields 14 and 15, the 12th and 13th after it.
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return -1;
+  std::vector<std::string> fields = absl::StrSplit(p + 2, ' ');
+  if (fields.size() < 13) return -1;
+  double utime = 0, stime = 0;
+  if (!absl::SimpleAtod(fields[11], &utime) || !absl::SimpleAtod(fields[12], &stime)) return -1;
+  return (utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+double SelfCpuSeconds() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+         1e-6 * double(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+}
+
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0.0;
   const size_t i = std::min(sorted.size() - 1, size_t(p / 100.0 * double(sorted.size())));
@@ -279,6 +334,11 @@ int RunBenchStream(int argc, char** argv) {
             "float32"})
       .Add({"beam", "B", "beam-sparse: natural-log beam", "10"})
       .Add({"max-states", "N", "beam-sparse: at most N states a frame (0: no limit)", "500"})
+      .Add({"front-end", "NAME",
+            "send 16-bit audio (16 kHz, random speech-like) through this server front end "
+            "instead of features"})
+      .Add({"daemon-pid", "PID",
+            "the server's process on this machine: report its CPU per stream-second (/proc)"})
       .Add({"seconds", "S", "audio seconds per stream", "20"})
       .Add({"warmup-seconds", "S", "windows in the first S seconds are not measured", "2"})
       .Add({"max-lag-ms", "MS",
@@ -337,6 +397,21 @@ int RunBenchStream(int argc, char** argv) {
   o.warmup_s = *warmup;
   const Matrix pool = RandomFeatures(std::max(1000, 2 * *chunk), info->dim(), 0.0f, 3.0f, 1);
   o.pool = &pool;
+  std::vector<int16_t> audio;
+  if (args.Has("front-end")) {
+    // 20 s of tones and noise, on the 16-bit scale.
+    std::mt19937 noise_rng(3);
+    std::normal_distribution<double> noise(0.0, 300.0);
+    audio.resize(std::max<size_t>(320000, size_t(4 * *chunk * o.samples_per_frame)));
+    for (size_t i = 0; i < audio.size(); ++i) {
+      const double t = double(i) / 16000.0;
+      const double v = 3000.0 * std::sin(2 * M_PI * (150 + 30 * std::sin(t)) * t) + noise(noise_rng);
+      audio[i] = int16_t(std::clamp(std::lround(v), -32768L, 32767L));
+    }
+    o.audio_pool = &audio;
+    o.config.mutable_audio()->set_front_end(args.Get("front-end"));
+    o.config.mutable_audio()->set_sample_rate_hz(16000);
+  }
 
   std::fprintf(stderr,
                "gmmscore bench-stream: %d streams x %.0f s at %.0f frames/s, chunks of %d frames, "
@@ -358,6 +433,9 @@ int RunBenchStream(int argc, char** argv) {
   // Streams start spread over one chunk period, as independent real-time sources would.
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> phase(0.0, *chunk / kFramesPerSecond);
+  const std::string daemon_pid = args.Get("daemon-pid");
+  const double daemon_cpu0 = daemon_pid.empty() ? -1 : ProcessCpuSeconds(daemon_pid);
+  const double self_cpu0 = SelfCpuSeconds();
   o.start = Clock::now();
   for (const auto& s : bench) {
     s->Schedule(
@@ -368,13 +446,16 @@ int RunBenchStream(int argc, char** argv) {
   for (std::thread& t : pacer_threads) t.join();
   for (const auto& s : bench) s->WaitUntilDone();
   const double wall = std::chrono::duration<double>(Clock::now() - o.start).count();
+  const double self_cpu = SelfCpuSeconds() - self_cpu0;
+  const double daemon_cpu = daemon_cpu0 < 0 ? -1 : ProcessCpuSeconds(daemon_pid) - daemon_cpu0;
 
   int ok = 0, kept_up = 0;
   int64_t frames = 0;
-  std::vector<double> latencies;
+  std::vector<double> latencies, lags;
   absl::Status first_error;
   for (const auto& s : bench) {
     frames += s->frames_scored();
+    lags.push_back(s->worst_lag_s());
     latencies.insert(latencies.end(), s->latencies_s().begin(), s->latencies_s().end());
     if (!s->error().ok()) {
       if (first_error.ok()) first_error = s->error();
@@ -394,6 +475,19 @@ int RunBenchStream(int argc, char** argv) {
       "p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n",
       latencies.size(), *warmup, 1e3 * Percentile(latencies, 50), 1e3 * Percentile(latencies, 95),
       1e3 * Percentile(latencies, 99), latencies.empty() ? 0.0 : 1e3 * latencies.back());
+  std::sort(lags.begin(), lags.end());
+  // Who was the limit: a load generator near its cores' worth of CPU, or senders late while the
+  // server idles, means the measurement, not the server, stopped first.
+  std::printf(
+      "load generator: %.2f CPU cores (%.1f s CPU over %.1f s); senders' worst lateness per "
+      "stream: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+      self_cpu / wall, self_cpu, wall, 1e3 * Percentile(lags, 50), 1e3 * Percentile(lags, 99),
+      lags.empty() ? 0.0 : 1e3 * lags.back());
+  if (daemon_cpu >= 0) {
+    const double stream_seconds = double(frames) / kFramesPerSecond;
+    std::printf("server: %.2f CPU cores, %.3f ms of CPU per stream-second\n", daemon_cpu / wall,
+                stream_seconds > 0 ? 1e3 * daemon_cpu / stream_seconds : 0.0);
+  }
   if (!first_error.ok()) return Fail("bench-stream", first_error);
   return 0;
 }
