@@ -95,6 +95,12 @@ Metrics::Metrics()
                                 .Help("Frames of batches scored, by device (every model of the "
                                       "set counted once)")
                                 .Register(*registry_)),
+      device_busy_seconds_(BuildCounter()
+                               .Name("gmmscore_device_busy_seconds_total")
+                               .Help("Seconds a device had a batch in flight, from staging to its "
+                                     "results (overlapping batches counted once); rate() is "
+                                     "its busy fraction")
+                               .Register(*registry_)),
       buffer_bytes_(BuildGauge()
                         .Name("gmmscore_device_buffer_bytes")
                         .Help("Bytes of batch buffers a GPU's lane holds (both pipeline slots)")

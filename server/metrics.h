@@ -61,6 +61,10 @@ class Metrics {
   prometheus::Counter& device_frames_scored(const std::string& device) {
     return device_frames_scored_.Add({{"device", device}});
   }
+  // Seconds a lane's device had a batch in flight: its rate is the device's busy fraction.
+  prometheus::Counter& device_busy_seconds(const std::string& device) {
+    return device_busy_seconds_.Add({{"device", device}});
+  }
   prometheus::Gauge& buffer_bytes(const std::string& device) {
     return buffer_bytes_.Add({{"device", device}});
   }
@@ -81,6 +85,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& frames_received_;
   prometheus::Family<prometheus::Counter>& frames_scored_;
   prometheus::Family<prometheus::Counter>& device_frames_scored_;
+  prometheus::Family<prometheus::Counter>& device_busy_seconds_;
   prometheus::Family<prometheus::Gauge>& buffer_bytes_;
   prometheus::Family<prometheus::Counter>& failures_;
   prometheus::Family<prometheus::Gauge>& model_bytes_;

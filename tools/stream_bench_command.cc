@@ -25,7 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/scorer_client.h"
 #include "model/random_model.h"
 #include "proto/wire_codec.h"

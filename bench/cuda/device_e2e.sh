@@ -2,8 +2,9 @@
 # Runs on the GPU machine, from a bundle made by make_device_bundle.sh: the daemon end to end.
 # gmmscored --backend cuda serving model (c), a random 5000 states x 32 Gaussians x 39 dims, and
 # gmmscore bench-stream on the same machine for each stream count given: real-time streams,
-# FLOAT16 scores, windows of 10 frames (BENCH_ARGS: more bench-stream options; DAEMON_ARGS: more
-# gmmscored options, e.g. --devices all). After each run:
+# ENCODING scores (float16 unless set), windows of 10 frames (BENCH_ARGS: more bench-stream
+# options, e.g. --front-end mfcc for audio streams, which the daemon has as 13 MFCC + online CMVN
+# + deltas; DAEMON_ARGS: more gmmscored options, e.g. --devices all). After each run:
 # the daemon's batch sizes (/metrics) and the CPU time the daemon and the whole machine used.
 # Logs go to $OUT, named by the stream count and TAG.
 # Usage: [TAG=name] [BENCH_ARGS="--connections 40"] [DAEMON_ARGS="--devices all"] \
@@ -18,6 +19,8 @@ shift
 status=0
 model=/tmp/model-c.gmms
 ./gmmscore convert random:5000x32x39 "$model" || exit 1
+front_end=/tmp/mfcc-online.conf
+printf -- '--cmvn=online\n--delta-order=2\n' >"$front_end"
 metrics() {
   python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
     "http://127.0.0.1:9090/metrics"
@@ -29,7 +32,7 @@ for streams in "$@"; do
   # shellcheck disable=SC2086 # DAEMON_ARGS is a list of options
   OMP_WAIT_POLICY=passive ./gmmscored --listen 127.0.0.1:50051 --metrics-listen 127.0.0.1:9090 \
     --plaintext --backend cuda --model "c=$model" --max-streams $((streams + 100)) \
-    --delivery-threads 8 ${DAEMON_ARGS:-} 2>"$log" &
+    --delivery-threads 8 --front_end "mfcc=$front_end" ${DAEMON_ARGS:-} 2>"$log" &
   pid=$!
   for _ in $(seq 600); do
     grep -q "gmmscored: serving" "$log" && break
@@ -45,7 +48,8 @@ for streams in "$@"; do
   read -r busy0 total0 < <(busy_jiffies)
   # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
   ./gmmscore bench-stream --server 127.0.0.1:50051 --plaintext --model c --streams "$streams" \
-    --seconds "$seconds" --window 10 --encoding float16 --warmup-seconds 5 ${BENCH_ARGS:-} 2>&1 |
+    --seconds "$seconds" --window 10 --encoding "${ENCODING:-float16}" --warmup-seconds 5 \
+    --daemon-pid "$pid" ${BENCH_ARGS:-} 2>&1 |
     tee "$out/bench-stream-$run.log" || status=1
   read -r busy1 total1 < <(busy_jiffies)
   read -r utime stime < <(awk '{print $14, $15}' "/proc/$pid/stat")

@@ -12,6 +12,7 @@ Lane::Lane(std::unique_ptr<ComputeDevice> device, Metrics* metrics)
     : device_(std::move(device)),
       metrics_(metrics),
       busy_(size_t(device_->num_slots()), false),
+      busy_seconds_(&metrics->device_busy_seconds(device_->name())),
       completer_([this] { Complete(); }) {}
 
 Lane::~Lane() {
@@ -88,6 +89,7 @@ void Lane::Run(std::unique_ptr<LaneJob> job, std::function<void()> done) {
   f.done = std::move(done);
   {
     std::lock_guard lock(mu_);
+    if (in_flight_.empty()) busy_since_ = f.start;
     in_flight_.push_back(std::move(f));
   }
   changed_.notify_all();
@@ -103,8 +105,15 @@ void Lane::Complete() {
     lock.unlock();
     BatchSlot& slot = device_->slot(f.slot);
     absl::Status status = slot.Wait();
-    metrics_->compute_seconds.Observe(
-        std::chrono::duration<double>(Clock::now() - f.start).count());
+    const Clock::time_point now = Clock::now();
+    metrics_->compute_seconds.Observe(std::chrono::duration<double>(now - f.start).count());
+    {
+      // Busy time is the union of the jobs' spans (the slots overlap), counted at every
+      // completion so that a device never idle still reports it.
+      std::lock_guard busy_lock(mu_);
+      busy_seconds_->Increment(std::chrono::duration<double>(now - busy_since_).count());
+      busy_since_ = in_flight_.empty() ? Clock::time_point::max() : now;
+    }
     if (!status.ok()) {
       status = absl::Status(status.code(), absl::StrCat(device(), ": ", status.message()));
     }

@@ -83,6 +83,9 @@ class Lane {
   std::condition_variable changed_;
   std::vector<bool> busy_;
   std::deque<InFlight> in_flight_;  // enqueued, in order
+  // Since when the device has had a job in flight (counted into busy_seconds_ at completions).
+  Clock::time_point busy_since_;
+  prometheus::Counter* busy_seconds_;
   bool stop_ = false;
   std::thread completer_;  // last: starts once the members above exist
 };
