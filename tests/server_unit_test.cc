@@ -104,13 +104,17 @@ TEST(WireCodecTest, Relative16KeepsItsPromisedPrecision) {
     EXPECT_LE(worst, 1.0f / 512 + 4 * std::abs(best) * 1.2e-7f) << best;
     EXPECT_EQ(decoded[values.size() - 4], best);
   }
+  // Saturation and NaN, in the vector loop and in the tail.
+  std::vector<float> odd = {-1000.0f, std::nanf(""), 0.0f, -255.997f, -255.99f, 0.001f,
+                            -0.001f, -1.0f / 512, -3.0f / 512, std::nanf(""), -70000.0f};
   std::string bytes;
-  wire::AppendRelative16(std::vector<float>{-1000.0f, std::nanf(""), 0.0f}, 0.0f, &bytes);
-  std::vector<float> decoded(3);
+  wire::AppendRelative16(odd, 0.0f, &bytes);
+  std::vector<float> decoded(odd.size());
   wire::ReadRelative16(bytes, 0.0f, decoded);
-  EXPECT_EQ(decoded[0], -65535.0f / 256);  // saturated: at least that far below
-  EXPECT_EQ(decoded[1], -65535.0f / 256);
-  EXPECT_EQ(decoded[2], 0.0f);
+  const std::vector<float> expect = {-65535.0f / 256, -65535.0f / 256, 0.0f, -65535.0f / 256,
+                                     -65533.0f / 256, 0.0f, 0.0f, -1.0f / 256, -2.0f / 256,
+                                     -65535.0f / 256, -65535.0f / 256};
+  EXPECT_EQ(decoded, expect);
 }
 
 TEST(ResponseEncoderTest, BestStateIsTheFirstLargest) {
