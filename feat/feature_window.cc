@@ -42,6 +42,45 @@ absl::Status FrameOptions::Validate() const {
                                                  "blackman)"));
 }
 
+GaussianNoise::GaussianNoise(uint64_t seed) {
+  // splitmix64 spreads the seed over the state, as xoshiro's authors advise.
+  for (uint64_t& s : s_) {
+    seed += 0x9e3779b97f4a7c15ull;
+    uint64_t z = seed;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    s = z ^ (z >> 31);
+  }
+}
+
+uint64_t GaussianNoise::Next() {  // xoshiro256**
+  const auto rotl = [](uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
+  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+void GaussianNoise::Add(double sigma, double* values, int32_t n) {
+  // Marsaglia's polar form of Box-Muller: no sine or cosine, a log and a square root a pair.
+  for (int32_t i = 0; i < n; i += 2) {
+    double u, v, s;
+    do {
+      u = 2 * Uniform() - 1;
+      v = 2 * Uniform() - 1;
+      s = u * u + v * v;
+    } while (s >= 1 || s == 0);
+    const double f = sigma * std::sqrt(-2.0 * std::log(s) / s);
+    values[i] += u * f;
+    if (i + 1 < n) values[i + 1] += v * f;
+  }
+}
+
 int64_t NumFrames(int64_t num_samples, const FrameOptions& opts) {
   const int64_t shift = opts.WindowShift(), size = opts.WindowSize();
   if (opts.snip_edges) return num_samples < size ? 0 : 1 + (num_samples - size) / shift;
@@ -80,7 +119,7 @@ std::vector<double> WindowFunction(const FrameOptions& opts) {
 
 void ExtractWindow(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
                    int64_t frame, const FrameOptions& opts, const std::vector<double>& window_fn,
-                   std::mt19937_64* rng, std::vector<double>* window, double* raw_log_energy) {
+                   GaussianNoise* noise, std::vector<double>* window, double* raw_log_energy) {
   const int32_t size = opts.WindowSize();
   window->assign(opts.PaddedWindowSize(), 0.0);
   double* w = window->data();
@@ -91,10 +130,7 @@ void ExtractWindow(std::span<const float> wave, int64_t wave_offset, int64_t num
     while (s < 0 || s >= num_samples) s = s < 0 ? -s - 1 : 2 * num_samples - 1 - s;
     w[i] = wave[static_cast<size_t>(s - wave_offset)];
   }
-  if (opts.dither != 0) {
-    std::normal_distribution<double> gauss(0.0, opts.dither);
-    for (int32_t i = 0; i < size; ++i) w[i] += gauss(*rng);
-  }
+  if (opts.dither != 0) noise->Add(opts.dither, w, size);
   if (opts.remove_dc_offset) {
     double sum = 0;
     for (int32_t i = 0; i < size; ++i) sum += w[i];

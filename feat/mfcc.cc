@@ -85,11 +85,11 @@ MfccComputer::MfccComputer(const MfccOptions& opts, MelBanks banks)
 MfccComputer::~MfccComputer() = default;
 
 void MfccComputer::ComputeFrame(std::span<const float> wave, int64_t wave_offset,
-                                int64_t num_samples, int64_t frame, std::mt19937_64* rng,
+                                int64_t num_samples, int64_t frame, GaussianNoise* noise,
                                 float* out) {
   const bool raw = opts_.use_energy && opts_.raw_energy;
   double log_energy = 0;
-  ExtractWindow(wave, wave_offset, num_samples, frame, opts_.frame, window_fn_, rng, &window_,
+  ExtractWindow(wave, wave_offset, num_samples, frame, opts_.frame, window_fn_, noise, &window_,
                 raw ? &log_energy : nullptr);
   constexpr double kEpsilon = std::numeric_limits<float>::epsilon();
   if (opts_.use_energy && !opts_.raw_energy) {
@@ -140,9 +140,9 @@ absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const floa
                                                    " frames, over the limit of one matrix"));
   }
   Matrix out(static_cast<int32_t>(frames), frames == 0 ? 0 : computer->dim());
-  std::mt19937_64 rng(dither_seed);
+  GaussianNoise noise(dither_seed);
   for (int64_t f = 0; f < frames; ++f) {
-    computer->ComputeFrame(wave, 0, static_cast<int64_t>(wave.size()), f, &rng,
+    computer->ComputeFrame(wave, 0, static_cast<int64_t>(wave.size()), f, &noise,
                            out.row(static_cast<int32_t>(f)));
   }
   return out;

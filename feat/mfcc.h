@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <span>
 #include <vector>
 
@@ -42,9 +41,9 @@ class MfccComputer {
   const MfccOptions& options() const { return opts_; }
   int32_t dim() const { return opts_.num_ceps; }
   // Frame f of a waveform of num_samples known samples (wave[i] is sample wave_offset + i) into
-  // out[0, dim()). rng supplies the dither.
+  // out[0, dim()). noise supplies the dither.
   void ComputeFrame(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
-                    int64_t frame, std::mt19937_64* rng, float* out);
+                    int64_t frame, GaussianNoise* noise, float* out);
 
  private:
   MfccComputer(const MfccOptions& opts, MelBanks banks);

@@ -20,7 +20,7 @@ absl::StatusOr<std::unique_ptr<OnlineFrontEnd>> OnlineFrontEnd::Create(const Fro
 
 OnlineFrontEnd::OnlineFrontEnd(const FrontEndOptions& opts, std::unique_ptr<MfccComputer> mfcc,
                                uint64_t seed)
-    : opts_(opts), mfcc_(std::move(mfcc)), deltas_(opts.deltas), rng_(seed) {
+    : opts_(opts), mfcc_(std::move(mfcc)), deltas_(opts.deltas), noise_(seed) {
   if (opts.cmvn == CmvnMode::kOnline) {
     cmvn_ = std::make_unique<SlidingCmvn>(opts.mfcc.num_ceps, opts.cmn_window, opts.norm_vars);
   }
@@ -52,7 +52,7 @@ void OnlineFrontEnd::ComputeReadyBaseFrames() {
     }
     base_.resize(static_cast<size_t>(f + 1 - base_offset_) * dim);
     float* row = base_.data() + static_cast<size_t>(f - base_offset_) * dim;
-    mfcc_->ComputeFrame(wave_, wave_offset_, num_samples_, f, &rng_, row);
+    mfcc_->ComputeFrame(wave_, wave_offset_, num_samples_, f, &noise_, row);
     if (cmvn_) cmvn_->Process(row);
     ++base_frames_;
   }

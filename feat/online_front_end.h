@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <span>
 #include <vector>
 
@@ -44,7 +43,7 @@ class OnlineFrontEnd {
   std::unique_ptr<MfccComputer> mfcc_;
   std::unique_ptr<SlidingCmvn> cmvn_;
   DeltaComputer deltas_;
-  std::mt19937_64 rng_;
+  GaussianNoise noise_;
   bool finished_ = false;
   std::vector<float> wave_;   // samples wave_offset_ .. num_samples_ - 1
   int64_t wave_offset_ = 0;
