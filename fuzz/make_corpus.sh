@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Regression inputs (crash-*: reproducers of fixed findings) are kept; the rest is remade.
 [ -d "$out" ] && find "$out" -type f ! -name 'crash-*' -delete
 mkdir -p "$out"/{load_model,kaldi_reader,sphinx_model,feature_files,matrix_table,int32_table}
-mkdir -p "$out"/{fst_table,table_specifier,stream_config,wire_codec,training_files}
+mkdir -p "$out"/{fst_table,table_specifier,stream_config,wire_codec,training_files,audio_input}
 
 # Models: the real Kaldi model, and a small one (4 states, 2 Gaussians, dim 3) in every format,
 # with an HMM (random -> HTK gives each state an HMM, which Kaldi and native then carry).
@@ -119,6 +119,28 @@ body = b"\0B\4" + struct.pack("<i", len(frames)) + b"".join(
                                                 struct.pack("<f", w) for t, w in f)
     for f in frames)
 open(sys.argv[1], "wb").write(b"\2utt1 " + body)
+PY
+
+# Audio (audio_input_fuzzer.cc): a short 16-bit WAVE file, two in a row with the sizes a pipe
+# writer leaves (0 and sox's 0x7FFFF000), and front-end configs.
+python3 - "$out/audio_input" <<'PY'
+import math, struct, sys
+def wave(samples, rate=16000, riff=None, data=None):
+    pcm = b"".join(struct.pack("<h", int(3000 * math.sin(i / 7.0))) for i in range(samples))
+    fmt = struct.pack("<4sIHHIIHH", b"fmt ", 16, 1, 1, rate, 2 * rate, 2, 16)
+    riff_size = 36 + len(pcm) if riff is None else riff
+    data_size = len(pcm) if data is None else data
+    return (b"RIFF" + struct.pack("<I", riff_size) + b"WAVE" + fmt + b"data" +
+            struct.pack("<I", data_size) + pcm)
+out = sys.argv[1]
+open(f"{out}/wav", "wb").write(b"\0" + wave(800))
+open(f"{out}/two.ark", "wb").write(b"\0" + wave(500, 8000) + wave(600))
+open(f"{out}/piped", "wb").write(b"\0" + wave(700, riff=0x7FFFF024, data=0x7FFFF000))
+open(f"{out}/zero", "wb").write(b"\0" + wave(300, riff=0, data=0))
+open(f"{out}/conf", "wb").write(b"\1--use-energy=false  # as kaldi-mono\n--cmvn=online\n"
+                                b"--delta-order=2\n--snip-edges=false\n--dither=0\n")
+open(f"{out}/conf8k", "wb").write(b"\1--sample-frequency=8000\n--num-mel-bins=15\n"
+                                  b"--window-type=hamming\n--htk-compat=true\n")
 PY
 
 # Specifiers: the forms formats/table_specifier.h names.

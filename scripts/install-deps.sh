@@ -14,6 +14,8 @@ packages=(
   sox
   # scripts/check_deploy.sh (CTest deploy_check): promtool and YAML parsing.
   prometheus python3-yaml
+  # The Python client (client/python) and its test against a real gmmscored.
+  python3-grpcio python3-numpy python3-protobuf
   # What the tests use: a real Sphinx continuous model and .mfc files, the semi-continuous en-us
   # model the Sphinx reader must refuse, and the openssl command for the TLS tests' certificates.
   pocketsphinx-testdata pocketsphinx-en-us openssl
