@@ -16,9 +16,9 @@ uint64_t DitherSeed(uint64_t seed, std::string_view key) {
   return h;
 }
 
-absl::StatusOr<Matrix> ComputeBaseFeatures(const FrontEndOptions& opts,
-                                           std::span<const float> wave, double samp_freq,
-                                           double vtln_warp, std::string_view key) {
+absl::StatusOr<Matrix> ComputeBaseFeatures(const FrontEndOptions& opts, std::span<const float> wave,
+                                           double samp_freq, double vtln_warp,
+                                           std::string_view key) {
   GMM_ASSIGN_OR_RETURN(Matrix mfcc, ComputeMfcc(opts.mfcc, wave, samp_freq, vtln_warp,
                                                 DitherSeed(opts.dither_seed, key)));
   if (opts.cmvn == CmvnMode::kOnline) {

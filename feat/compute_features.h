@@ -19,9 +19,9 @@ namespace gmmscore {
 uint64_t DitherSeed(uint64_t seed, std::string_view key);
 
 // MFCCs, and for --cmvn=online the sliding CMVN; no utterance or speaker CMVN, no deltas.
-absl::StatusOr<Matrix> ComputeBaseFeatures(const FrontEndOptions& opts,
-                                           std::span<const float> wave, double samp_freq,
-                                           double vtln_warp, std::string_view key);
+absl::StatusOr<Matrix> ComputeBaseFeatures(const FrontEndOptions& opts, std::span<const float> wave,
+                                           double samp_freq, double vtln_warp,
+                                           std::string_view key);
 
 // Applies utterance or speaker CMVN with stats (ignored for the other modes), then the deltas.
 Matrix FinishFeatures(const FrontEndOptions& opts, Matrix base, const CmvnStats& stats);

@@ -8,9 +8,8 @@ namespace gmmscore {
 
 absl::Status DeltaOptions::Validate() const {
   if (order < 0 || order > 10 || window < 1 || window > 100) {
-    return absl::InvalidArgumentError(absl::StrCat("bad --delta-order ", order,
-                                                   " or --delta-window ", window,
-                                                   " (order 0-10, window 1-100)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad --delta-order ", order, " or --delta-window ", window, " (order 0-10, window 1-100)"));
   }
   return absl::OkStatus();
 }
@@ -37,8 +36,8 @@ Matrix ComputeDeltas(const DeltaOptions& opts, const Matrix& feats) {
   const DeltaComputer computer(opts);
   Matrix out(feats.rows, feats.cols * (opts.order + 1));
   for (int32_t t = 0; t < feats.rows; ++t) {
-    computer.ComputeFrame([&](int64_t r) { return feats.row(static_cast<int32_t>(r)); },
-                          feats.cols, feats.rows, t, out.row(t));
+    computer.ComputeFrame([&](int64_t r) { return feats.row(static_cast<int32_t>(r)); }, feats.cols,
+                          feats.rows, t, out.row(t));
   }
   return out;
 }

@@ -26,8 +26,8 @@ absl::Status FrameOptions::Validate() const {
         absl::StrCat("--frame-shift ", frame_shift_ms, " ms is less than one sample"));
   }
   if (!(frame_length_ms > 0) || WindowSize() < 2 || frame_length_ms > 10000) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--frame-length ", frame_length_ms, " ms: a window needs 2 samples to 10 seconds"));
+    return absl::InvalidArgumentError(absl::StrCat("--frame-length ", frame_length_ms,
+                                                   " ms: a window needs 2 samples to 10 seconds"));
   }
   if (!(dither >= 0)) return absl::InvalidArgumentError(absl::StrCat("bad --dither ", dither));
   if (!std::isfinite(preemph_coeff) || preemph_coeff < 0 || preemph_coeff > 1) {

@@ -20,7 +20,8 @@ absl::Status ParseBool(const std::string& name, const std::string& text, bool* o
   } else if (v == "false" || v == "f" || v == "0") {
     *out = false;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, " is true or false, not '", text, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " is true or false, not '", text, "'"));
   }
   return absl::OkStatus();
 }
@@ -39,7 +40,8 @@ absl::Status ParseInt(const std::string& name, const std::string& text, int32_t*
   return absl::OkStatus();
 }
 
-using Setter = std::function<absl::Status(const std::string&, const std::string&, FrontEndOptions*)>;
+using Setter =
+    std::function<absl::Status(const std::string&, const std::string&, FrontEndOptions*)>;
 
 struct Entry {
   FrontEndOptionInfo info;
@@ -131,8 +133,8 @@ const std::vector<Entry>& Entries() {
          } else if (v == "online") {
            o->cmvn = CmvnMode::kOnline;
          } else {
-           return absl::InvalidArgumentError(absl::StrCat(
-               "--", n, " is none, utterance, speaker or online, not '", v, "'"));
+           return absl::InvalidArgumentError(
+               absl::StrCat("--", n, " is none, utterance, speaker or online, not '", v, "'"));
          }
          return absl::OkStatus();
        }},
@@ -140,8 +142,7 @@ const std::vector<Entry>& Entries() {
        BoolAt([](O* o) -> bool& { return o->norm_vars; })},
       {{"cmn-window", "N", "--cmvn=online: frames in the causal window", "600"},
        IntAt([](O* o) -> int32_t& { return o->cmn_window; })},
-      {{"delta-order", "N", "add deltas up to this order (add-deltas --delta-order); 0: none",
-        "0"},
+      {{"delta-order", "N", "add deltas up to this order (add-deltas --delta-order); 0: none", "0"},
        IntAt([](O* o) -> int32_t& { return o->deltas.order; })},
       {{"delta-window", "N", "add-deltas --delta-window", "2"},
        IntAt([](O* o) -> int32_t& { return o->deltas.window; })},
@@ -163,8 +164,8 @@ absl::Status FrontEndOptions::Validate() const {
   GMM_RETURN_IF_ERROR(mfcc.Validate());
   GMM_RETURN_IF_ERROR(deltas.Validate());
   if (cmn_window < 1 || cmn_window > 1000000) {
-    return absl::InvalidArgumentError(absl::StrCat("--cmn-window ", cmn_window,
-                                                   " is not in [1, 1000000]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cmn-window ", cmn_window, " is not in [1, 1000000]"));
   }
   return absl::OkStatus();
 }

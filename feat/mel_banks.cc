@@ -52,21 +52,22 @@ absl::StatusOr<MelBanks> MelBanks::Create(const MelBanksOptions& opts, const Fra
                                                    " and --high-freq ", opts.high_freq,
                                                    " for a Nyquist frequency of ", nyquist));
   }
-  const float fft_bin_width = static_cast<float>(frame.samp_freq) / static_cast<float>(frame.PaddedWindowSize());
+  const float fft_bin_width =
+      static_cast<float>(frame.samp_freq) / static_cast<float>(frame.PaddedWindowSize());
   const float mel_low = MelScale(low_freq), mel_high = MelScale(high_freq);
   const float mel_delta = (mel_high - mel_low) / static_cast<float>(opts.num_bins + 1);
   const float vtln_low = static_cast<float>(opts.vtln_low);
-  const float vtln_high = static_cast<float>(opts.vtln_high < 0 ? opts.vtln_high + nyquist
-                                                                : opts.vtln_high);
+  const float vtln_high =
+      static_cast<float>(opts.vtln_high < 0 ? opts.vtln_high + nyquist : opts.vtln_high);
   const float warp = static_cast<float>(vtln_warp);
   if (!(vtln_warp > 0) || !std::isfinite(vtln_warp)) {
     return absl::InvalidArgumentError(absl::StrCat("bad VTLN warp factor ", vtln_warp));
   }
   if (warp != 1.0f && (vtln_low < 0 || vtln_low <= low_freq || vtln_low >= high_freq ||
                        vtln_high <= 0 || vtln_high >= high_freq || vtln_high <= vtln_low)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad --vtln-low ", opts.vtln_low, " and --vtln-high ", opts.vtln_high,
-        " for --low-freq ", low_freq, " and --high-freq ", high_freq));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad --vtln-low ", opts.vtln_low, " and --vtln-high ", opts.vtln_high,
+                     " for --low-freq ", low_freq, " and --high-freq ", high_freq));
   }
   MelBanks banks;
   for (int32_t bin = 0; bin < opts.num_bins; ++bin) {
@@ -90,9 +91,9 @@ absl::StatusOr<MelBanks> MelBanks::Create(const MelBanksOptions& opts, const Fra
       b.weights[i - b.first] = weight;
     }
     if (b.first < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "mel bin ", bin, " covers no FFT bin: --num-mel-bins ", opts.num_bins,
-          " is too large for a ", frame.PaddedWindowSize(), "-point FFT"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("mel bin ", bin, " covers no FFT bin: --num-mel-bins ", opts.num_bins,
+                       " is too large for a ", frame.PaddedWindowSize(), "-point FFT"));
     }
     banks.bins_.push_back(std::move(b));
   }
@@ -103,7 +104,8 @@ void MelBanks::Compute(const double* power_spectrum, double* out) const {
   for (size_t bin = 0; bin < bins_.size(); ++bin) {
     const Bin& b = bins_[bin];
     double energy = 0;
-    for (size_t i = 0; i < b.weights.size(); ++i) energy += b.weights[i] * power_spectrum[b.first + i];
+    for (size_t i = 0; i < b.weights.size(); ++i)
+      energy += b.weights[i] * power_spectrum[b.first + i];
     out[bin] = energy;
   }
 }

@@ -15,9 +15,9 @@ namespace gmmscore {
 struct MelBanksOptions {
   int32_t num_bins = 23;
   double low_freq = 20;
-  double high_freq = 0;    // <= 0: relative to the Nyquist frequency
-  double vtln_low = 100;   // VTLN's lower cutoff
-  double vtln_high = -500; // VTLN's upper cutoff; <= 0: relative to the Nyquist frequency
+  double high_freq = 0;     // <= 0: relative to the Nyquist frequency
+  double vtln_low = 100;    // VTLN's lower cutoff
+  double vtln_high = -500;  // VTLN's upper cutoff; <= 0: relative to the Nyquist frequency
 };
 
 float MelScale(float freq);
@@ -36,8 +36,8 @@ class MelBanks {
 
  private:
   struct Bin {
-    int32_t first = 0;             // the first FFT bin with a non-zero weight
-    std::vector<double> weights;   // from there on
+    int32_t first = 0;            // the first FFT bin with a non-zero weight
+    std::vector<double> weights;  // from there on
   };
   std::vector<Bin> bins_;
 };

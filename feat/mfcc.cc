@@ -44,9 +44,8 @@ struct MfccComputer::Fft {
 absl::Status MfccOptions::Validate() const {
   GMM_RETURN_IF_ERROR(frame.Validate());
   if (num_ceps < 1 || num_ceps > mel.num_bins) {
-    return absl::InvalidArgumentError(absl::StrCat("--num-ceps ", num_ceps,
-                                                   " is not in [1, --num-mel-bins ",
-                                                   mel.num_bins, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--num-ceps ", num_ceps, " is not in [1, --num-mel-bins ", mel.num_bins, "]"));
   }
   if (!std::isfinite(cepstral_lifter) || !std::isfinite(energy_floor) || energy_floor < 0) {
     return absl::InvalidArgumentError("bad --cepstral-lifter or --energy-floor");
@@ -75,7 +74,8 @@ MfccComputer::MfccComputer(const MfccOptions& opts, MelBanks banks)
   lifter_.assign(ceps, 1.0);
   if (opts.cepstral_lifter != 0) {
     const double q = opts.cepstral_lifter;
-    for (int32_t i = 0; i < ceps; ++i) lifter_[i] = 1.0 + 0.5 * q * std::sin(std::numbers::pi * i / q);
+    for (int32_t i = 0; i < ceps; ++i)
+      lifter_[i] = 1.0 + 0.5 * q * std::sin(std::numbers::pi * i / q);
   }
   fft_ = std::make_unique<Fft>(opts.frame.PaddedWindowSize());
   power_.resize(fft_->size / 2 + 1);
@@ -128,9 +128,9 @@ void MfccComputer::ComputeFrame(std::span<const float> wave, int64_t wave_offset
 absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const float> wave,
                                    double samp_freq, double vtln_warp, uint64_t dither_seed) {
   if (samp_freq != opts.frame.samp_freq) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the audio is sampled at ", samp_freq, " Hz, --sample-frequency is ",
-                     opts.frame.samp_freq));
+    return absl::InvalidArgumentError(absl::StrCat("the audio is sampled at ", samp_freq,
+                                                   " Hz, --sample-frequency is ",
+                                                   opts.frame.samp_freq));
   }
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<MfccComputer> computer,
                        MfccComputer::Create(opts, vtln_warp));

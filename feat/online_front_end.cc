@@ -7,7 +7,7 @@
 namespace gmmscore {
 
 absl::StatusOr<std::unique_ptr<OnlineFrontEnd>> OnlineFrontEnd::Create(const FrontEndOptions& opts,
-                                                                        uint64_t seed) {
+                                                                       uint64_t seed) {
   GMM_RETURN_IF_ERROR(opts.Validate());
   if (opts.cmvn != CmvnMode::kNone && opts.cmvn != CmvnMode::kOnline) {
     return absl::InvalidArgumentError(
@@ -78,14 +78,14 @@ int64_t OnlineFrontEnd::TakeFrames(std::vector<float>* frames) {
     frames->resize(at + out_dim);
     deltas_.ComputeFrame(
         [&](int64_t r) { return base_.data() + static_cast<size_t>(r - base_offset_) * base_dim; },
-        base_dim, base_frames_, t,
-        frames->data() + at);
+        base_dim, base_frames_, t, frames->data() + at);
   }
   frames_out_ += taken;
   // The deltas of later frames look back lookahead frames.
   const int64_t keep_from = std::max<int64_t>(0, frames_out_ - lookahead);
   if (keep_from > base_offset_) {
-    base_.erase(base_.begin(), base_.begin() + static_cast<size_t>(keep_from - base_offset_) * base_dim);
+    base_.erase(base_.begin(),
+                base_.begin() + static_cast<size_t>(keep_from - base_offset_) * base_dim);
     base_offset_ = keep_from;
   }
   return taken;

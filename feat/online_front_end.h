@@ -1,8 +1,8 @@
 // The front end for one stream of audio: samples arrive in chunks of any length and feature
-// frames come out as soon as they are final: MFCC (feat/mfcc.h), then, when configured, OnlineCmvn's
-// causal sliding window (feat/cmvn.h) and deltas (feat/deltas.h). Frame t leaves once the samples
-// of frame t + lookahead_frames() are in (the deltas' look-ahead), or when the input is finished.
-// Fed a whole utterance, it gives what the offline computation gives, bit for bit.
+// frames come out as soon as they are final: MFCC (feat/mfcc.h), then, when configured,
+// OnlineCmvn's causal sliding window (feat/cmvn.h) and deltas (feat/deltas.h). Frame t leaves once
+// the samples of frame t + lookahead_frames() are in (the deltas' look-ahead), or when the input is
+// finished. Fed a whole utterance, it gives what the offline computation gives, bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -45,13 +45,13 @@ class OnlineFrontEnd {
   DeltaComputer deltas_;
   GaussianNoise noise_;
   bool finished_ = false;
-  std::vector<float> wave_;   // samples wave_offset_ .. num_samples_ - 1
+  std::vector<float> wave_;  // samples wave_offset_ .. num_samples_ - 1
   int64_t wave_offset_ = 0;
   int64_t num_samples_ = 0;
-  std::vector<float> base_;   // MFCC (+CMVN) frames base_offset_ .. base_frames_ - 1
+  std::vector<float> base_;  // MFCC (+CMVN) frames base_offset_ .. base_frames_ - 1
   int64_t base_offset_ = 0;
   int64_t base_frames_ = 0;
-  int64_t frames_out_ = 0;    // frames taken so far
+  int64_t frames_out_ = 0;  // frames taken so far
 };
 
 }  // namespace gmmscore

@@ -115,9 +115,8 @@ absl::StatusOr<WaveData> ReadWave(std::istream& in, const std::string& name) {
                                                    got + 12));
   }
   if (size_unknown && got == rest && in.peek() != std::char_traits<char>::eof()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": WAVE data of unknown size is over the limit of ", kMaxWaveBytes,
-                     " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": WAVE data of unknown size is over the limit of ", kMaxWaveBytes, " bytes"));
   }
 
   if (size_unknown) PatchStreamedSizes(&bytes);

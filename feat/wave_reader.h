@@ -4,8 +4,9 @@
 //
 // libsndfile decodes the bytes. This reader only finds where the object ends, as Kaldi does: a
 // RIFF chunk's declared size, or, where a writer could not know the size (writers to a pipe put
-// 0, 0xFFFFFFFF or, sox, 0x7FFFF000 and a little more there), the end of the input. So a wav.scp entry may be a file, a
-// "CMD |" pipe or an "ARCHIVE:OFFSET", and an archive may hold several WAVE objects in a row.
+// 0, 0xFFFFFFFF or, sox, 0x7FFFF000 and a little more there), the end of the input. So a wav.scp
+// entry may be a file, a "CMD |" pipe or an "ARCHIVE:OFFSET", and an archive may hold several WAVE
+// objects in a row.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,9 @@ struct WaveData {
   std::vector<std::vector<float>> channels;
 
   int64_t num_samples() const { return channels.empty() ? 0 : int64_t(channels[0].size()); }
-  double duration_seconds() const { return sample_rate > 0 ? static_cast<double>(num_samples()) / sample_rate : 0; }
+  double duration_seconds() const {
+    return sample_rate > 0 ? static_cast<double>(num_samples()) / sample_rate : 0;
+  }
 };
 
 // The most a WAVE object may hold, so that a corrupt size field cannot ask for absurd memory:

@@ -1,7 +1,6 @@
 #include "proto/wire_codec.h"
 
 #include <algorithm>
-
 #include <bit>
 #include <cstring>
 

@@ -65,7 +65,7 @@ struct ServerConfig {
   std::string listen = "0.0.0.0:50051";
   std::string metrics_listen;  // empty: no metrics endpoint
   std::vector<ModelSpec> models;
-  std::string model_root;  // empty: ModelAdmin.LoadModel is refused
+  std::string model_root;             // empty: ModelAdmin.LoadModel is refused
   std::vector<ModelSpec> front_ends;  // NAME=FILE of audio streams' front-end configs
   std::string backend = "cpu";
   std::string devices = "all";  // GPUs for --backend cuda|auto: "all" or "0,1"

@@ -19,15 +19,16 @@ namespace {
 constexpr char kRoot[] = "/usr/share/pocketsphinx/test/data/";
 
 int Gmmscore(const std::string& arguments, const std::string& log) {
-  const int status = std::system((std::string(GMMSCORE_CLI) + " " + arguments + " 2>" + log).c_str());
+  const int status =
+      std::system((std::string(GMMSCORE_CLI) + " " + arguments + " 2>" + log).c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 std::string KaldiMonoWavScp() {
   const std::string d = kRoot;
   // sox -D: no dither, so the speed-perturbed copies are the same on every run.
-  return "cards-001 " + d + "cards/001.wav\n" + "cards-003 " + d + "cards/003.wav\n" +
-         "lib-0880 " + d + "librivox/sense_and_sensibility_01_austen_64kb-0880.wav\n" +
+  return "cards-001 " + d + "cards/001.wav\n" + "cards-003 " + d + "cards/003.wav\n" + "lib-0880 " +
+         d + "librivox/sense_and_sensibility_01_austen_64kb-0880.wav\n" +
          "raw-goforward sox -t raw -r 16000 -e signed -b 16 -c 1 " + d +
          "goforward.raw -t wav - |\n" + "sp0.9-cards-002 sox -D " + d +
          "cards/002.wav -t wav - speed 0.9 |\n" + "sp1.1-lib-0920 sox -D " + d +
@@ -41,7 +42,8 @@ bool HaveRecordingsAndSox() {
 
 float WorstDifference(const Matrix& a, const Matrix& b) {
   float worst = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) worst = std::max(worst, std::abs(a.data[i] - b.data[i]));
+  for (size_t i = 0; i < a.data.size(); ++i)
+    worst = std::max(worst, std::abs(a.data[i] - b.data[i]));
   return worst;
 }
 
@@ -51,9 +53,9 @@ TEST(ComputeFeatsCliTest, ReproducesKaldiMonoFeaturesAndScores) {
   WriteFile(dir.file("wav.scp"), KaldiMonoWavScp());
   WriteFile(dir.file("mfcc.conf"), "--dither=0\n--use-energy=false\n");
   ASSERT_EQ(Gmmscore("compute-feats --config=" + dir.file("mfcc.conf") +
-                    " --cmvn=utterance --delta-order=2 scp:" + dir.file("wav.scp") + " ark:" +
-                    dir.file("feats.ark"),
-                dir.file("log")),
+                         " --cmvn=utterance --delta-order=2 scp:" + dir.file("wav.scp") +
+                         " ark:" + dir.file("feats.ark"),
+                     dir.file("log")),
             0)
       << ReadFile(dir.file("log"));
   EXPECT_NE(ReadFile(dir.file("log")).find("Done 6 out of 6 utterances."), std::string::npos);
@@ -67,8 +69,8 @@ TEST(ComputeFeatsCliTest, ReproducesKaldiMonoFeaturesAndScores) {
   }
   // Scoring them gives Kaldi's gmm-compute-likes output on Kaldi's features.
   ASSERT_EQ(Gmmscore("score --quiet --model " + DataPath("kaldi-mono/final.mdl") + " --feats ark:" +
-                    dir.file("feats.ark") + " --out ark:" + dir.file("ll.ark"),
-                dir.file("log")),
+                         dir.file("feats.ark") + " --out ark:" + dir.file("ll.ark"),
+                     dir.file("log")),
             0)
       << ReadFile(dir.file("log"));
   const auto ll = ReadTable("ark:" + dir.file("ll.ark"));
@@ -78,10 +80,10 @@ TEST(ComputeFeatsCliTest, ReproducesKaldiMonoFeaturesAndScores) {
   // score --wav with the same front end in a config file: the same scores, bit for bit.
   WriteFile(dir.file("fe.conf"),
             "--dither=0\n--use-energy=false\n--cmvn=utterance  # apply-cmvn\n--delta-order=2\n");
-  ASSERT_EQ(Gmmscore("score --quiet --model " + DataPath("kaldi-mono/final.mdl") + " --wav scp:" +
-                    dir.file("wav.scp") + " --feat-config " + dir.file("fe.conf") +
-                    " --out ark:" + dir.file("ll_wav.ark"),
-                dir.file("log")),
+  ASSERT_EQ(Gmmscore("score --quiet --model " + DataPath("kaldi-mono/final.mdl") +
+                         " --wav scp:" + dir.file("wav.scp") + " --feat-config " +
+                         dir.file("fe.conf") + " --out ark:" + dir.file("ll_wav.ark"),
+                     dir.file("log")),
             0)
       << ReadFile(dir.file("log"));
   EXPECT_EQ(ReadFile(dir.file("ll_wav.ark")), ReadFile(dir.file("ll.ark")));
@@ -91,13 +93,14 @@ TEST(ComputeFeatsCliTest, CommandLineOverridesConfigAndSpeakerCmvnPoolsUtterance
   TempDir dir;
   WriteFile(dir.file("a.wav"), WaveBytes({RandomWave(8000, 1)}, 16000));
   WriteFile(dir.file("b.wav"), WaveBytes({RandomWave(12000, 2)}, 16000));
-  WriteFile(dir.file("wav.scp"), "a " + dir.file("a.wav") + "\nb cat " + dir.file("b.wav") + " |\n");
+  WriteFile(dir.file("wav.scp"),
+            "a " + dir.file("a.wav") + "\nb cat " + dir.file("b.wav") + " |\n");
   WriteFile(dir.file("utt2spk"), "a s1\nb s1\n");
   WriteFile(dir.file("mfcc.conf"), "--dither=0\n--num-ceps=20\n");
   ASSERT_EQ(Gmmscore("compute-feats --config=" + dir.file("mfcc.conf") + " --num-ceps=13 scp:" +
-                    dir.file("wav.scp") + " ark:" + dir.file("raw.ark") +
-                    " --write-utt2dur=ark,t:" + dir.file("utt2dur"),
-                dir.file("log")),
+                         dir.file("wav.scp") + " ark:" + dir.file("raw.ark") +
+                         " --write-utt2dur=ark,t:" + dir.file("utt2dur"),
+                     dir.file("log")),
             0)
       << ReadFile(dir.file("log"));
   const auto raw = ReadTable("ark:" + dir.file("raw.ark"));
@@ -106,10 +109,10 @@ TEST(ComputeFeatsCliTest, CommandLineOverridesConfigAndSpeakerCmvnPoolsUtterance
   EXPECT_EQ(ReadFile(dir.file("utt2dur")), "a 0.5 \nb 0.75 \n");
 
   ASSERT_EQ(Gmmscore("compute-feats --config=" + dir.file("mfcc.conf") +
-                    " --num-ceps=13 --cmvn=speaker --norm-vars --utt2spk=ark:" +
-                    dir.file("utt2spk") + " scp:" + dir.file("wav.scp") + " ark:" +
-                    dir.file("spk.ark"),
-                dir.file("log")),
+                         " --num-ceps=13 --cmvn=speaker --norm-vars --utt2spk=ark:" +
+                         dir.file("utt2spk") + " scp:" + dir.file("wav.scp") +
+                         " ark:" + dir.file("spk.ark"),
+                     dir.file("log")),
             0)
       << ReadFile(dir.file("log"));
   CmvnStats stats(13);
@@ -128,29 +131,29 @@ TEST(ComputeFeatsCliTest, KaldisExitStatusAndErrors) {
   WriteFile(dir.file("a.wav"), WaveBytes({RandomWave(8000, 1)}, 16000));
   WriteFile(dir.file("wav.scp"), "a " + dir.file("a.wav") + "\n");
   // Every utterance skipped: Kaldi's "Done 0 out of 1" and status 1.
-  EXPECT_EQ(Gmmscore("compute-feats --min-duration=1 scp:" + dir.file("wav.scp") + " ark:" +
-                    dir.file("f.ark"),
-                dir.file("log")),
+  EXPECT_EQ(Gmmscore("compute-feats --min-duration=1 scp:" + dir.file("wav.scp") +
+                         " ark:" + dir.file("f.ark"),
+                     dir.file("log")),
             1);
   EXPECT_NE(ReadFile(dir.file("log")).find("Done 0 out of 1 utterances."), std::string::npos);
   // Audio at another rate than --sample-frequency: a warning naming the utterance, no output.
-  EXPECT_EQ(Gmmscore("compute-feats --sample-frequency=8000 scp:" + dir.file("wav.scp") + " ark:" +
-                    dir.file("f.ark"),
-                dir.file("log")),
+  EXPECT_EQ(Gmmscore("compute-feats --sample-frequency=8000 scp:" + dir.file("wav.scp") +
+                         " ark:" + dir.file("f.ark"),
+                     dir.file("log")),
             1);
   EXPECT_NE(ReadFile(dir.file("log")).find("utterance a"), std::string::npos);
   // A truncated file is an error naming it.
   WriteFile(dir.file("cut.wav"), ReadFile(dir.file("a.wav")).substr(0, 3000));
   WriteFile(dir.file("cut.scp"), "cut " + dir.file("cut.wav") + "\n");
   EXPECT_EQ(Gmmscore("compute-feats scp:" + dir.file("cut.scp") + " ark:" + dir.file("f.ark"),
-                dir.file("log")),
+                     dir.file("log")),
             1);
   EXPECT_NE(ReadFile(dir.file("log")).find("cut.wav"), std::string::npos);
   // A config line that is not an option names the file and line.
   WriteFile(dir.file("bad.conf"), "--dither=0\n--num-ceps=lots\n");
-  EXPECT_EQ(Gmmscore("compute-feats --config=" + dir.file("bad.conf") + " scp:" +
-                    dir.file("wav.scp") + " ark:" + dir.file("f.ark"),
-                dir.file("log")),
+  EXPECT_EQ(Gmmscore("compute-feats --config=" + dir.file("bad.conf") +
+                         " scp:" + dir.file("wav.scp") + " ark:" + dir.file("f.ark"),
+                     dir.file("log")),
             1);
   EXPECT_NE(ReadFile(dir.file("log")).find("bad.conf:2"), std::string::npos);
   // Wrong number of arguments: usage, status 1.

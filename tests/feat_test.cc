@@ -282,7 +282,8 @@ TEST(FrontEndTest, StreamingEqualsOffline) {
     std::mt19937 rng(4);
     int64_t at = 0;
     while (at < samples) {
-      const int64_t n = std::min<int64_t>(samples - at, std::uniform_int_distribution<int>(0, 900)(rng));
+      const int64_t n =
+          std::min<int64_t>(samples - at, std::uniform_int_distribution<int>(0, 900)(rng));
       (*online)->AcceptWaveform(std::span<const float>(wave).subspan(at, n));
       at += n;
       (*online)->TakeFrames(&frames);
@@ -306,8 +307,8 @@ TEST(FrontEndTest, StreamsRefuseWholeUtteranceCmvn) {
 TEST(DeltasTest, RegressionOverTheWindowWithEdgesRepeated) {
   Matrix x(6, 2);
   for (int32_t t = 0; t < 6; ++t) {
-    x.at(t, 0) = static_cast<float>(3 * t);      // slope 3
-    x.at(t, 1) = static_cast<float>(t * t);      // acceleration 2
+    x.at(t, 0) = static_cast<float>(3 * t);  // slope 3
+    x.at(t, 1) = static_cast<float>(t * t);  // acceleration 2
   }
   const Matrix d = ComputeDeltas({.order = 2, .window = 2}, x);
   ASSERT_EQ(d.cols, 6);

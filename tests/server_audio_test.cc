@@ -66,7 +66,8 @@ absl::StatusOr<Matrix> StreamAudio(const std::shared_ptr<grpc::Channel>& channel
   if (!stream.ok()) return stream.status();
   absl::Status s;
   for (size_t at = 0; s.ok() && at < pcm.size();) {
-    const size_t n = std::min<size_t>(pcm.size() - at, std::uniform_int_distribution<size_t>(1, 2000)(rng));
+    const size_t n =
+        std::min<size_t>(pcm.size() - at, std::uniform_int_distribution<size_t>(1, 2000)(rng));
     s = (*stream)->PushAudio(pcm.data() + at, int64_t(n));
     at += n;
   }
@@ -85,7 +86,8 @@ TEST_F(ServerAudioTest, AudioStreamsEqualOfflineFeaturesAndScores) {
     const std::string id = "utt-" + std::to_string(samples);
     auto base = ComputeBaseFeatures(opts, wave, 16000, 1.0, id);
     ASSERT_TRUE(base.ok());
-    const Matrix offline = OfflineScores(MonoModelPath(), FinishFeatures(opts, *base, CmvnStats(13)));
+    const Matrix offline =
+        OfflineScores(MonoModelPath(), FinishFeatures(opts, *base, CmvnStats(13)));
     auto streamed = StreamAudio(channel_, AudioConfigFor(id, "online"), ToPcm(wave), 7);
     ASSERT_TRUE(streamed.ok()) << streamed.status();
     EXPECT_EQ(*streamed, offline);

@@ -3,8 +3,6 @@
 // lane.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -16,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <random>
 #include <thread>
 
 #include "kernels/cpu/cpu_compute_device.h"
@@ -99,21 +98,30 @@ TEST(WireCodecTest, Relative16KeepsItsPromisedPrecision) {
     std::vector<float> decoded(values.size());
     wire::ReadRelative16(bytes, best, decoded);
     float worst = 0;
-    for (size_t i = 0; i < values.size(); ++i) worst = std::max(worst, std::abs(decoded[i] - values[i]));
+    for (size_t i = 0; i < values.size(); ++i)
+      worst = std::max(worst, std::abs(decoded[i] - values[i]));
     // 1/512 from the rounding, plus float32 rounding of the values themselves.
     EXPECT_LE(worst, 1.0f / 512 + 4 * std::abs(best) * 1.2e-7f) << best;
     EXPECT_EQ(decoded[values.size() - 4], best);
   }
   // Saturation and NaN, in the vector loop and in the tail.
-  std::vector<float> odd = {-1000.0f, std::nanf(""), 0.0f, -255.997f, -255.99f, 0.001f,
-                            -0.001f, -1.0f / 512, -3.0f / 512, std::nanf(""), -70000.0f};
+  std::vector<float> odd = {-1000.0f, std::nanf(""), 0.0f,        -255.997f,     -255.99f, 0.001f,
+                            -0.001f,  -1.0f / 512,   -3.0f / 512, std::nanf(""), -70000.0f};
   std::string bytes;
   wire::AppendRelative16(odd, 0.0f, &bytes);
   std::vector<float> decoded(odd.size());
   wire::ReadRelative16(bytes, 0.0f, decoded);
-  const std::vector<float> expect = {-65535.0f / 256, -65535.0f / 256, 0.0f, -65535.0f / 256,
-                                     -65533.0f / 256, 0.0f, 0.0f, -1.0f / 256, -2.0f / 256,
-                                     -65535.0f / 256, -65535.0f / 256};
+  const std::vector<float> expect = {-65535.0f / 256,
+                                     -65535.0f / 256,
+                                     0.0f,
+                                     -65535.0f / 256,
+                                     -65533.0f / 256,
+                                     0.0f,
+                                     0.0f,
+                                     -1.0f / 256,
+                                     -2.0f / 256,
+                                     -65535.0f / 256,
+                                     -65535.0f / 256};
   EXPECT_EQ(decoded, expect);
 }
 

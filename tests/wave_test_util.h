@@ -35,8 +35,7 @@ inline std::string WaveBytes(const std::vector<std::vector<float>>& channels, in
   for (uint32_t i = 0; i < n; ++i) {
     for (uint32_t ch = 0; ch < c; ++ch) {
       const long v = std::lround(channels[ch][i]);
-      PutLe(&out, static_cast<uint16_t>(static_cast<int16_t>(std::clamp(v, -32768L, 32767L))),
-            2);
+      PutLe(&out, static_cast<uint16_t>(static_cast<int16_t>(std::clamp(v, -32768L, 32767L))), 2);
     }
   }
   return out;

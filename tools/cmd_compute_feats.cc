@@ -28,8 +28,8 @@ void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
 void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
 
 // compute-mfcc-feats's own options, which a config file may set too.
-const std::vector<std::string> kToolOptions = {"channel", "min-duration", "subtract-mean",
-                                               "vtln-warp", "utt2spk", "write-utt2dur",
+const std::vector<std::string> kToolOptions = {"channel",      "min-duration", "subtract-mean",
+                                               "vtln-warp",    "utt2spk",      "write-utt2dur",
                                                "output-format"};
 
 // The value of a tool option: the command line's, else the config file's, else the default.
@@ -132,15 +132,14 @@ int RunComputeFeats(int argc, char** argv) {
   const std::string subtract_mean = tool.Get("subtract-mean");
   const bool subtract = subtract_mean == "true" || subtract_mean == "1" || subtract_mean == "t";
   if (tool.Get("output-format") != "kaldi") {
-    return Fail("compute-feats", absl::InvalidArgumentError(absl::StrCat(
-                                     "--output-format ", tool.Get("output-format"),
-                                     ": only kaldi is written")));
+    return Fail("compute-feats",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "--output-format ", tool.Get("output-format"), ": only kaldi is written")));
   }
   std::map<std::string, std::string> utt2spk;
   if (opts.cmvn == CmvnMode::kSpeaker) {
     if (tool.Get("utt2spk").empty()) {
-      return Fail("compute-feats",
-                  absl::InvalidArgumentError("--cmvn=speaker needs --utt2spk"));
+      return Fail("compute-feats", absl::InvalidArgumentError("--cmvn=speaker needs --utt2spk"));
     }
     auto map = ReadUtt2Spk(tool.Get("utt2spk"));
     if (!map.ok()) return Fail("compute-feats", map.status());
@@ -200,8 +199,8 @@ int RunComputeFeats(int argc, char** argv) {
                         " sec): producing no output."));
       continue;
     }
-    auto base = ComputeBaseFeatures(opts, wave.channels[this_chan], wave.sample_rate, vtln_warp,
-                                    key);
+    auto base =
+        ComputeBaseFeatures(opts, wave.channels[this_chan], wave.sample_rate, vtln_warp, key);
     if (!base.ok()) {
       Warn(absl::StrCat("Failed to compute features for utterance ", key, ": ",
                         base.status().message()));

@@ -102,7 +102,8 @@ int RunScore(int argc, char** argv) {
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string> model_paths = args.GetAll("model");
   if (model_paths.empty() || args.Has("feats") == args.Has("wav") || !args.Has("out")) {
-    std::fprintf(stderr, "gmmscore score: --model, --out and one of --feats and --wav are required\n%s",
+    std::fprintf(stderr,
+                 "gmmscore score: --model, --out and one of --feats and --wav are required\n%s",
                  args.Help().c_str());
     return 2;
   }

@@ -7,16 +7,15 @@
 // Thousands of streams: each is a gRPC callback reactor (no thread of its own); a few pacer
 // threads hand every stream its chunks on schedule, and the streams are spread over several
 // channels, each its own TCP connection.
+#include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <grpcpp/grpcpp.h>
-
 #include <algorithm>
-#include <cstring>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -52,7 +51,7 @@ struct BenchOptions {
   const std::vector<int16_t>* audio_pool = nullptr;
   int32_t samples_per_frame = 160;
   int32_t window_samples = 400;
-  Clock::time_point start;       // the run's clock: set once every stream is open
+  Clock::time_point start;  // the run's clock: set once every stream is open
 };
 
 // One stream: writes its config, then each chunk when the pacer says it is due (behind a write
@@ -175,8 +174,9 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
           const int64_t chunk =
               o_.audio_pool == nullptr
                   ? last / o_.chunk_frames
-                  : std::min<int64_t>(chunks_ - 1, (last * o_.samples_per_frame + o_.window_samples - 1) /
-                                                      (int64_t(o_.chunk_frames) * o_.samples_per_frame));
+                  : std::min<int64_t>(chunks_ - 1,
+                                      (last * o_.samples_per_frame + o_.window_samples - 1) /
+                                          (int64_t(o_.chunk_frames) * o_.samples_per_frame));
           latencies_s_.push_back(double(now_ns - sent_ns_[size_t(chunk)]) * 1e-9);
         }
         keep_reading = true;
@@ -231,10 +231,9 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
       // Handed to gRPC now: the latency of its windows counts from here, and the lag is how
       // late that is.
       const Clock::time_point now = Clock::now();
-      const int64_t chunk =
-          next.has_audio()
-              ? next.audio().first_sample() / (int64_t(o_.chunk_frames) * o_.samples_per_frame)
-              : next.features().first_frame() / o_.chunk_frames;
+      const int64_t chunk = next.has_audio() ? next.audio().first_sample() /
+                                                   (int64_t(o_.chunk_frames) * o_.samples_per_frame)
+                                             : next.features().first_frame() / o_.chunk_frames;
       sent_ns_[size_t(chunk)] = (now - o_.start).count();
       worst_lag_ = std::max(worst_lag_, now - Due(chunk));
     }
@@ -332,8 +331,7 @@ int RunBenchStream(int argc, char** argv) {
       .Add({"streams", "N", "concurrent streams", "64"})
       .Add({"chunk-frames", "C", "frames per message; one every C x 10 ms per stream", "10"})
       .Add({"window", "W", "frames per response window", "10"})
-      .Add({"encoding", "NAME", "scores as float32, float16, relative16 or beam-sparse",
-            "float32"})
+      .Add({"encoding", "NAME", "scores as float32, float16, relative16 or beam-sparse", "float32"})
       .Add({"beam", "B", "beam-sparse: natural-log beam", "10"})
       .Add({"max-states", "N", "beam-sparse: at most N states a frame (0: no limit)", "500"})
       .Add({"front-end", "NAME",
@@ -362,8 +360,8 @@ int RunBenchStream(int argc, char** argv) {
   auto encoding = ParseEncoding(args.Get("encoding"));
   for (const absl::Status& s :
        {streams.status(), chunk.status(), window.status(), connections.status(), pacers.status(),
-        seconds.status(), warmup.status(), max_lag_ms.status(), encoding.status(),
-        beam.status(), max_states.status()}) {
+        seconds.status(), warmup.status(), max_lag_ms.status(), encoding.status(), beam.status(),
+        max_states.status()}) {
     if (!s.ok()) return Fail("bench-stream", s);
   }
   if (*streams < 1 || *chunk < 1 || *window < 1 || *seconds <= 0 || *connections < 0 ||
@@ -407,7 +405,8 @@ int RunBenchStream(int argc, char** argv) {
     audio.resize(std::max<size_t>(320000, size_t(4 * *chunk * o.samples_per_frame)));
     for (size_t i = 0; i < audio.size(); ++i) {
       const double t = double(i) / 16000.0;
-      const double v = 3000.0 * std::sin(2 * M_PI * (150 + 30 * std::sin(t)) * t) + noise(noise_rng);
+      const double v =
+          3000.0 * std::sin(2 * M_PI * (150 + 30 * std::sin(t)) * t) + noise(noise_rng);
       audio[i] = int16_t(std::clamp(std::lround(v), -32768L, 32767L));
     }
     o.audio_pool = &audio;

@@ -66,9 +66,9 @@ absl::StatusOr<Matrix> ScoreUtterance(const std::shared_ptr<grpc::Channel>& chan
   };
   auto stream = client::ScoreStream::Open(channel, config, std::move(options));
   if (!stream.ok()) return stream.status();
-  absl::Status s = config.has_audio()
-                       ? (*stream)->PushAudio(utterance.audio.data(), int64_t(utterance.audio.size()))
-                       : (*stream)->Push(feats);
+  absl::Status s = config.has_audio() ? (*stream)->PushAudio(utterance.audio.data(),
+                                                             int64_t(utterance.audio.size()))
+                                      : (*stream)->Push(feats);
   if (s.ok()) s = (*stream)->End();
   if (s.ok()) s = (*stream)->Finish();
   if (!s.ok()) return s;
@@ -148,7 +148,6 @@ int RunStream(int argc, char** argv) {
   int64_t utterances = 0, frames = 0;
   struct InFlight {
     std::string key;
-    int32_t frames;
     std::future<absl::StatusOr<Matrix>> scores;
   };
   std::deque<InFlight> in_flight;
@@ -193,10 +192,9 @@ int RunStream(int argc, char** argv) {
       }
     }
     utterance_config.set_stream_id(key);
-    const int32_t rows = utterance.feats.rows;
-    in_flight.push_back({key, rows,
-                         std::async(std::launch::async, ScoreUtterance, *channel,
-                                    std::move(utterance_config), std::move(utterance), *chunk)});
+    in_flight.push_back(
+        {key, std::async(std::launch::async, ScoreUtterance, *channel, std::move(utterance_config),
+                         std::move(utterance), *chunk)});
     if (int32_t(in_flight.size()) >= *parallel) {
       if (absl::Status s = write_oldest(); !s.ok()) return Fail("stream", s);
     }

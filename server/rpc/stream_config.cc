@@ -77,8 +77,8 @@ absl::StatusOr<StreamSetup> ResolveStreamConfig(const v1::StreamConfig& config,
     if (fe.dim() != model_dim || (config.dim() != 0 && config.dim() != model_dim)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "front end '", config.audio().front_end(), "' makes ", fe.dim(),
-          "-dimensional features, model '", models.front()->name(), "' has dimension ",
-          model_dim, config.dim() != 0 ? absl::StrCat(", the config says ", config.dim()) : ""));
+          "-dimensional features, model '", models.front()->name(), "' has dimension ", model_dim,
+          config.dim() != 0 ? absl::StrCat(", the config says ", config.dim()) : ""));
     }
   } else if (config.dim() != model_dim) {
     return absl::InvalidArgumentError(absl::StrCat("the config says dimension ", config.dim(),

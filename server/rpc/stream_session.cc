@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "feat/compute_features.h"
 #include "absl/time/time.h"
+#include "feat/compute_features.h"
 
 namespace gmmscore::server {
 namespace {
@@ -306,9 +306,8 @@ void StreamSession::HandleRequest(Clock::time_point now) {
              "a second StreamConfig; only the first message may be one");
         return;
       }
-      absl::StatusOr<StreamSetup> setup =
-          ResolveStreamConfig(request_.config(), *services_.registry, *services_.front_ends,
-                              limits_);
+      absl::StatusOr<StreamSetup> setup = ResolveStreamConfig(
+          request_.config(), *services_.registry, *services_.front_ends, limits_);
       if (!setup.ok()) {
         if (request_.config().stream_id().size() <= kMaxStreamIdBytes) {
           setup_.emplace();
@@ -463,9 +462,9 @@ void StreamSession::AddAudio(const v1::AudioChunk& chunk, Clock::time_point now)
   front_end_->AcceptWaveform(audio_scratch_);
   audio_scratch_.clear();
   const int64_t frames = front_end_->TakeFrames(&audio_scratch_);
-  AppendFrames({reinterpret_cast<const char*>(audio_scratch_.data()),
-                audio_scratch_.size() * sizeof(float)},
-               frames, now);
+  AppendFrames(
+      {reinterpret_cast<const char*>(audio_scratch_.data()), audio_scratch_.size() * sizeof(float)},
+      frames, now);
 }
 
 void StreamSession::OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) {

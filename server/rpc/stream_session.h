@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "gmmscore/v1/scorer.pb.h"
 #include "feat/online_front_end.h"
+#include "gmmscore/v1/scorer.pb.h"
 #include "server/config.h"
 #include "server/front_end_registry.h"
 #include "server/metrics.h"

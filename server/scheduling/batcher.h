@@ -5,9 +5,9 @@
 // waited --max-queue-delay; it takes whole windows in arrival order up to --max-batch-frames (at
 // least one). A ready batch goes to the least-loaded lane (fewest frames in flight, ties taken in
 // turn) that has room for another batch (Lane::depth), so several GPUs share the work and one
-// GPU overlaps a batch's copies with the next one's kernels. While lanes are busy the next batches gather: under
-// load batches grow by themselves. Batches of one queue may finish out of order; the streams put
-// their windows back in order (WindowSink).
+// GPU overlaps a batch's copies with the next one's kernels. While lanes are busy the next batches
+// gather: under load batches grow by themselves. Batches of one queue may finish out of order; the
+// streams put their windows back in order (WindowSink).
 #pragma once
 
 #include <condition_variable>
