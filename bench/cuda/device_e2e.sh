@@ -4,7 +4,8 @@
 # gmmscore bench-stream on the same machine for each stream count given: real-time streams,
 # ENCODING scores (float16 unless set), windows of 10 frames (BENCH_ARGS: more bench-stream
 # options, e.g. --front-end mfcc for audio streams, which the daemon has as 13 MFCC + online CMVN
-# + deltas; DAEMON_ARGS: more gmmscored options, e.g. --devices all). After each run:
+# + deltas; DAEMON_ARGS: more gmmscored options, e.g. --devices all; GMMSCORED: another daemon
+# binary, for A/B runs). After each run:
 # the daemon's batch sizes (/metrics) and the CPU time the daemon and the whole machine used.
 # Logs go to $OUT, named by the stream count and TAG.
 # Usage: [TAG=name] [BENCH_ARGS="--connections 40"] [DAEMON_ARGS="--devices all"] \
@@ -30,7 +31,7 @@ for streams in "$@"; do
   run="$streams${TAG:+-$TAG}"
   log="$out/gmmscored-$run.log"
   # shellcheck disable=SC2086 # DAEMON_ARGS is a list of options
-  OMP_WAIT_POLICY=passive ./gmmscored --listen 127.0.0.1:50051 --metrics-listen 127.0.0.1:9090 \
+  OMP_WAIT_POLICY=passive "${GMMSCORED:-./gmmscored}" --listen 127.0.0.1:50051 --metrics-listen 127.0.0.1:9090 \
     --plaintext --backend cuda --model "c=$model" --max-streams $((streams + 100)) \
     --delivery-threads 8 --front_end "mfcc=$front_end" ${DAEMON_ARGS:-} 2>"$log" &
   pid=$!

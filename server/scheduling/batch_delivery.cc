@@ -62,10 +62,13 @@ void DeliverScores(Batch&& batch, const BatchScores& scores, TaskQueue* pool,
     row += w.feats.rows;
   }
   d->batch = std::move(batch);
-  // A few tasks per delivery thread: enough to spread a large batch, few enough that posting
-  // them costs little next to the copies.
+  // One task per delivery thread at most, each of at least kWindowsPerTask windows: every task
+  // posted wakes a thread, and a context switch per window (four tasks per thread, as this
+  // first did) cost more CPU than the copies it spread.
+  constexpr size_t kWindowsPerTask = 4;
   const size_t windows = d->batch.windows.size();
-  const size_t tasks = std::min(windows, size_t(4 * pool->threads()));
+  const size_t tasks =
+      std::min((windows + kWindowsPerTask - 1) / kWindowsPerTask, size_t(pool->threads()));
   if (tasks == 0) {
     d->release();
     return;

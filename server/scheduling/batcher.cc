@@ -41,15 +41,21 @@ Batcher::~Batcher() {
 }
 
 void Batcher::Submit(const std::shared_ptr<const ModelSet>& models, Window window) {
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
     Queue& q = queues_[models->key];
     if (q.models == nullptr) q.models = models;
     window.queued = Clock::now();
+    // The feeders need to know only when a queue starts (a new deadline: its first window's) or
+    // fills; a window behind others changes neither. Waking them for every window cost a
+    // context switch per window, the largest CPU cost of a loaded daemon.
+    wake = q.windows.empty() || (q.frames < options_.max_batch_frames &&
+                                 q.frames + window.feats.rows >= options_.max_batch_frames);
     q.frames += window.feats.rows;
     q.windows.push_back(std::move(window));
   }
-  wake_.notify_all();
+  if (wake) wake_.notify_all();
 }
 
 void Batcher::Flush() {
