@@ -90,5 +90,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
+
+  // RELATIVE16 against the first value as the frame's best: what scorer.proto promises, within
+  // 1/512 nat (plus float32 rounding) up to 255.99 nats below the best, saturated past that and
+  // for NaN; the vector and scalar loops (lengths past and short of eight) must agree with it.
+  if (!floats.empty() && std::isfinite(floats[0]) && std::fabs(floats[0]) < 1e6f) {
+    const float best = floats[0];
+    out.clear();
+    wire::AppendRelative16(floats, best, &out);
+    Check(out.size() == 2 * floats.size());
+    std::vector<float> decoded(floats.size());
+    wire::ReadRelative16(out, best, decoded);
+    const float saturated = best - 65535.0f * wire::kRelative16Step;
+    for (size_t i = 0; i < floats.size(); ++i) {
+      const double below = double(best) - double(floats[i]);
+      if (std::isnan(floats[i]) || below >= 255.999) {
+        Check(decoded[i] == saturated || below >= 255.99);
+      } else if (below <= 0) {
+        Check(decoded[i] == best);
+      } else if (below < 255.99) {
+        Check(std::fabs(double(decoded[i]) - double(floats[i])) <=
+              1.0 / 512 + 4e-7 * (std::fabs(double(best)) + 256));
+      }
+    }
+  }
   return 0;
 }
