@@ -21,11 +21,12 @@ absl::Status FrameOptions::Validate() const {
   if (!(samp_freq > 0) || samp_freq > 1e6) {
     return absl::InvalidArgumentError(absl::StrCat("bad --sample-frequency ", samp_freq));
   }
-  if (!(frame_shift_ms > 0) || WindowShift() < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--frame-shift ", frame_shift_ms, " ms is less than one sample"));
+  // The ranges first: WindowShift() and WindowSize() convert to int32.
+  if (!(frame_shift_ms > 0) || frame_shift_ms > 10000 || WindowShift() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--frame-shift ", frame_shift_ms, " ms: a shift needs 1 sample to 10 seconds"));
   }
-  if (!(frame_length_ms > 0) || WindowSize() < 2 || frame_length_ms > 10000) {
+  if (!(frame_length_ms > 0) || frame_length_ms > 10000 || WindowSize() < 2) {
     return absl::InvalidArgumentError(absl::StrCat("--frame-length ", frame_length_ms,
                                                    " ms: a window needs 2 samples to 10 seconds"));
   }

@@ -90,7 +90,8 @@ void PatchStreamedSizes(std::string* bytes) {
                         bytes->data() + at + 4);
       return;
     }
-    at += 8 + size + (size & 1);  // chunks are padded to an even size
+    // In size_t: a size near 4 GiB must not wrap to a step of 0 in 32 bits.
+    at += 8 + size_t{size} + (size & 1);  // chunks are padded to an even size
   }
 }
 

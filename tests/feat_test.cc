@@ -200,6 +200,12 @@ TEST(MfccTest, RejectsOptionsThatMakeNoSense) {
   o.mel.num_bins = 200;  // more triangles than a 512-point FFT has bins for
   EXPECT_FALSE(MfccComputer::Create(o).ok());
   o = MfccOptions();
+  o.frame.frame_length_ms = 6.6e150;  // found by fuzzing: once converted to int32 unchecked
+  EXPECT_FALSE(MfccComputer::Create(o).ok());
+  o = MfccOptions();
+  o.frame.frame_shift_ms = 1e12;
+  EXPECT_FALSE(MfccComputer::Create(o).ok());
+  o = MfccOptions();
   o.frame.window_type = "triangle";
   EXPECT_FALSE(MfccComputer::Create(o).ok());
   o = MfccOptions();
@@ -399,6 +405,15 @@ TEST(WaveReaderTest, BadInputIsAnErrorNamingIt) {
   EXPECT_NE(n.status().message().find("notes.txt"), std::string::npos);
   std::istringstream empty("");
   EXPECT_FALSE(ReadWave(empty, "empty").ok());
+  // A streamed file (sizes unknown) with a chunk that claims almost 4 GiB: found by fuzzing,
+  // this once looped for ever (the chunk walk's step wrapped to 0 in 32 bits).
+  std::string huge_chunk = "RIFF";
+  PutLe(&huge_chunk, 0, 4);
+  huge_chunk += "WAVEjunk";
+  PutLe(&huge_chunk, 0xFFFFFFF8u, 4);
+  huge_chunk += std::string(64, '\xff');
+  std::istringstream hc(huge_chunk);
+  EXPECT_FALSE(ReadWave(hc, "huge-chunk").ok());
   std::string bad_format = good;
   bad_format[20] = 0x34;  // format tag 0x1234: no such codec
   bad_format[21] = 0x12;
