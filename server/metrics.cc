@@ -16,6 +16,17 @@ const Histogram::BucketBoundaries kLatencyBuckets = {0.0005, 0.001, 0.002, 0.005
 const Histogram::BucketBoundaries kFrameBuckets = {1,   2,   5,    10,   20,   50,   100,
                                                    200, 500, 1000, 2000, 5000, 10000};
 
+// The family of both stage histograms: registering it twice returns the same family
+// (prometheus-cpp merges families of one name and labels).
+prometheus::Family<Histogram>& StageFamily(prometheus::Registry& registry) {
+  return prometheus::BuildHistogram()
+      .Name("gmmscore_window_stage_seconds")
+      .Help(
+          "gmmscore_window_latency_seconds in stages: before_write (last frame read to the "
+          "response handed to gRPC), write (to gRPC's write completing)")
+      .Register(registry);
+}
+
 }  // namespace
 
 const char* FailureReasonLabel(FailureReason reason) {
@@ -82,6 +93,9 @@ Metrics::Metrics()
               .Help("From a window's last frame read to its scores written to the client")
               .Register(*registry_)
               .Add({}, kLatencyBuckets)),
+      before_write_seconds(
+          StageFamily(*registry_).Add({{"stage", "before_write"}}, kLatencyBuckets)),
+      write_seconds(StageFamily(*registry_).Add({{"stage", "write"}}, kLatencyBuckets)),
       frames_received_(BuildCounter()
                            .Name("gmmscore_frames_received_total")
                            .Help("Feature frames read from clients, by model")
@@ -101,10 +115,11 @@ Metrics::Metrics()
                                      "results (overlapping batches counted once); rate() is "
                                      "its busy fraction")
                                .Register(*registry_)),
-      buffer_bytes_(BuildGauge()
-                        .Name("gmmscore_device_buffer_bytes")
-                        .Help("Bytes of batch buffers a GPU's lane holds (both pipeline slots)")
-                        .Register(*registry_)),
+      buffer_bytes_(
+          BuildGauge()
+              .Name("gmmscore_device_buffer_bytes")
+              .Help("Bytes of batch buffers a device's lane holds (both pipeline slots on a GPU)")
+              .Register(*registry_)),
       failures_(BuildCounter()
                     .Name("gmmscore_stream_failures_total")
                     .Help("Streams that ended with an error, by reason")

@@ -50,6 +50,12 @@ class Metrics {
   prometheus::Histogram& queue_wait_seconds;
   prometheus::Histogram& compute_seconds;
   prometheus::Histogram& window_latency_seconds;
+  // window_latency_seconds in two stages (gmmscore_window_stage_seconds{stage}): from the last
+  // frame read to the response handed to gRPC (cut, queue, compute, copy out, fuse, encode, and
+  // waiting for the window before it), and from there to gRPC's write completing (flow control
+  // and a slow client show here).
+  prometheus::Histogram& before_write_seconds;
+  prometheus::Histogram& write_seconds;
 
   prometheus::Counter& frames_received(const std::string& model) {
     return frames_received_.Add({{"model", model}});

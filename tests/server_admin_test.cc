@@ -243,6 +243,12 @@ TEST_F(ServerAdminTest, PrometheusEndpoint) {
            std::string("gmmscore_compute_seconds_sum"),
            std::string("gmmscore_window_latency_seconds_count " +
                        std::to_string((feats_.rows + 9) / 10)),
+           // The two stages of every window's latency, each counted once a window.
+           "gmmscore_window_stage_seconds_count{stage=\"before_write\"} " +
+               std::to_string((feats_.rows + 9) / 10),
+           "gmmscore_window_stage_seconds_count{stage=\"write\"} " +
+               std::to_string((feats_.rows + 9) / 10),
+           std::string("gmmscore_device_busy_seconds_total{device=\"cpu\"}"),
            std::string("gmmscore_stream_buffered_bytes 0"),
        }) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;

@@ -224,6 +224,9 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
     outbound_.pop_front();
     write_in_flight_ = true;
     a.write = true;
+    writing_.handed = now;
+    services_.metrics->before_write_seconds.Observe(
+        std::chrono::duration<double>(now - writing_.ready).count());
   }
   starting_ += a.starts();
   if ((half_closed_ || draining_) && PendingFrames() == 0 && windows_out_ == 0 && starting_ == 0) {
@@ -527,6 +530,8 @@ void StreamSession::OnWriteDone(bool ok) {
       services_.metrics->windows_sent.Increment();
       services_.metrics->window_latency_seconds.Observe(
           std::chrono::duration<double>(now - writing_.ready).count());
+      services_.metrics->write_seconds.Observe(
+          std::chrono::duration<double>(now - writing_.handed).count());
     } else {
       Fail(absl::StatusCode::kCancelled, FailureReason::kCancelled, "the client went away");
     }

@@ -110,7 +110,8 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   enum class Phase { kAwaitConfig, kStreaming, kEnded };
   struct Outgoing {
     v1::ScoreResponse response;
-    Clock::time_point ready;  // when the window's last frame was read
+    Clock::time_point ready;   // when the window's last frame was read
+    Clock::time_point handed;  // when the write was decided (it starts just after)
     int64_t bytes = 0;
   };
   struct Scored {  // a window scored before an earlier one of the stream
