@@ -218,16 +218,22 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ApplyFrontEndCo
   return other;
 }
 
-absl::StatusOr<FrontEndOptions> ReadFrontEndConfig(const std::string& path) {
-  std::ifstream in(path);
+absl::StatusOr<std::string> ReadFrontEndConfigText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open front-end config ", path));
   constexpr size_t kMaxBytes = 1 << 20;
   std::string text(kMaxBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
   text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > kMaxBytes) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": over 1 MiB, not a config file"));
   }
+  return text;
+}
+
+absl::StatusOr<FrontEndOptions> ReadFrontEndConfig(const std::string& path) {
+  GMM_ASSIGN_OR_RETURN(const std::string text, ReadFrontEndConfigText(path));
   FrontEndOptions opts;
   GMM_RETURN_IF_ERROR(ApplyFrontEndConfig(path, text, &opts).status());
   if (absl::Status s = opts.Validate(); !s.ok()) {

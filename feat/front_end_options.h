@@ -50,6 +50,10 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ApplyFrontEndCo
     const std::string& path, const std::string& text, FrontEndOptions* opts,
     const std::vector<std::string>& allowed_other = {});
 
+// A config file's text: NOT_FOUND if it cannot be opened, INVALID_ARGUMENT past 1 MiB (no config
+// file is that long; a device or a wrong path may be).
+absl::StatusOr<std::string> ReadFrontEndConfigText(const std::string& path);
+
 // Reads and applies a config file.
 absl::StatusOr<FrontEndOptions> ReadFrontEndConfig(const std::string& path);
 

@@ -554,86 +554,82 @@ class NullSink : public server::WindowSink {
   void OnWindowScored(server::Window, absl::StatusOr<std::vector<Matrix>>) override {}
 };
 
-TEST(BatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
-  server::Metrics metrics;
-  RandomModelOptions o;
-  auto set = server::ModelSet::Make({CpuEntry(RandomModel(o, 2), &metrics)});
-  server::BatcherOptions options;
-  options.max_batch_frames = 10;
-  options.max_queue_delay = absl::ZeroDuration();
-  auto held_a = std::make_unique<HeldDevice>("gpu-a");
-  auto held_b = std::make_unique<HeldDevice>("gpu-b");
-  HeldDevice* a = held_a.get();
-  HeldDevice* b = held_b.get();
-  server::TaskQueue delivery(2);
-  std::vector<std::unique_ptr<server::Lane>> lanes;
-  lanes.push_back(std::make_unique<server::Lane>(std::move(held_a), &metrics));
-  lanes.push_back(std::make_unique<server::Lane>(std::move(held_b), &metrics));
-  auto sink = std::make_shared<NullSink>();
-  auto submit = [&](server::Batcher& batcher, int32_t frames) {
+// A batcher's surroundings: two lanes whose devices hold each batch until told to finish it.
+class TwoLaneBatcherTest : public ::testing::Test {
+ protected:
+  TwoLaneBatcherTest() {
+    auto held_a = std::make_unique<HeldDevice>("gpu-a");
+    auto held_b = std::make_unique<HeldDevice>("gpu-b");
+    a_ = held_a.get();
+    b_ = held_b.get();
+    lanes_.push_back(std::make_unique<server::Lane>(std::move(held_a), &metrics_));
+    lanes_.push_back(std::make_unique<server::Lane>(std::move(held_b), &metrics_));
+    options_.max_queue_delay = absl::ZeroDuration();
+  }
+
+  // A window of `frames` random-model frames, submitted.
+  void Submit(server::Batcher& batcher, int32_t frames) {
     server::Window w;
-    w.sink = sink;
-    w.feats = Matrix(frames, o.dim);
-    batcher.Submit(set, std::move(w));
-  };
+    w.sink = sink_;
+    w.feats = Matrix(frames, model_options_.dim);
+    batcher.Submit(set_, std::move(w));
+  }
+
+  server::Metrics metrics_;
+  RandomModelOptions model_options_;
+  std::shared_ptr<const server::ModelSet> set_ =
+      server::ModelSet::Make({CpuEntry(RandomModel(model_options_, 2), &metrics_)});
+  server::BatcherOptions options_;
+  server::TaskQueue delivery_{2};
+  std::vector<std::unique_ptr<server::Lane>> lanes_;
+  HeldDevice* a_ = nullptr;
+  HeldDevice* b_ = nullptr;
+  std::shared_ptr<NullSink> sink_ = std::make_shared<NullSink>();
+};
+
+TEST_F(TwoLaneBatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
+  options_.max_batch_frames = 10;
   {
-    server::Batcher batcher(options, lanes, &delivery, &metrics);
+    server::Batcher batcher(options_, lanes_, &delivery_, &metrics_);
     // Batches of 10, 4, 6 frames: a takes the first (both idle: the first lane), b the second
     // (a has more in flight), then b again (4 < 10).
-    submit(batcher, 10);
-    ASSERT_TRUE(WaitFor([&] { return a->Frames() == 10; }));
-    submit(batcher, 4);
-    ASSERT_TRUE(WaitFor([&] { return b->Frames() == 4; }));
-    submit(batcher, 6);
-    ASSERT_TRUE(WaitFor([&] { return b->Frames() == 10; }));
+    Submit(batcher, 10);
+    ASSERT_TRUE(WaitFor([&] { return a_->Frames() == 10; }));
+    Submit(batcher, 4);
+    ASSERT_TRUE(WaitFor([&] { return b_->Frames() == 4; }));
+    Submit(batcher, 6);
+    ASSERT_TRUE(WaitFor([&] { return b_->Frames() == 10; }));
     // Both have depth 2: a takes the next, b is full.
-    submit(batcher, 3);
-    ASSERT_TRUE(WaitFor([&] { return a->Frames() == 13; }));
+    Submit(batcher, 3);
+    ASSERT_TRUE(WaitFor([&] { return a_->Frames() == 13; }));
     // Both full: the next waits until a lane finishes.
-    submit(batcher, 5);
+    Submit(batcher, 5);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    EXPECT_EQ(a->Frames() + b->Frames(), 23);
-    b->FinishAll();
-    ASSERT_TRUE(WaitFor([&] { return b->Frames() == 15; }));
-    a->FinishAll();
-    b->FinishAll();
+    EXPECT_EQ(a_->Frames() + b_->Frames(), 23);
+    b_->FinishAll();
+    ASSERT_TRUE(WaitFor([&] { return b_->Frames() == 15; }));
+    a_->FinishAll();
+    b_->FinishAll();
   }  // the batcher has nothing left in flight
-  EXPECT_EQ(a->Held(), 0);
+  EXPECT_EQ(a_->Held(), 0);
 }
 
 // Equal loads (here: both lanes idle) are broken in turn, so a second GPU shares moderate load.
-TEST(BatcherTest, SpreadsTiesOverTheLanesInTurn) {
-  server::Metrics metrics;
-  RandomModelOptions o;
-  auto set = server::ModelSet::Make({CpuEntry(RandomModel(o, 2), &metrics)});
-  server::BatcherOptions options;
-  options.max_queue_delay = absl::ZeroDuration();
-  auto held_a = std::make_unique<HeldDevice>("gpu-a");
-  auto held_b = std::make_unique<HeldDevice>("gpu-b");
-  HeldDevice* a = held_a.get();
-  HeldDevice* b = held_b.get();
-  server::TaskQueue delivery(2);
-  std::vector<std::unique_ptr<server::Lane>> lanes;
-  lanes.push_back(std::make_unique<server::Lane>(std::move(held_a), &metrics));
-  lanes.push_back(std::make_unique<server::Lane>(std::move(held_b), &metrics));
-  auto sink = std::make_shared<NullSink>();
-  server::Batcher batcher(options, lanes, &delivery, &metrics);
+TEST_F(TwoLaneBatcherTest, SpreadsTiesOverTheLanesInTurn) {
+  server::Batcher batcher(options_, lanes_, &delivery_, &metrics_);
   // Each batch finishes before the next arrives: every one finds both lanes idle.
   std::vector<HeldDevice*> order;
   for (int i = 0; i < 4; ++i) {
-    const int64_t before = a->Frames() + b->Frames();
-    server::Window w;
-    w.sink = sink;
-    w.feats = Matrix(3, o.dim);
-    batcher.Submit(set, std::move(w));
-    ASSERT_TRUE(WaitFor([&] { return a->Frames() + b->Frames() == before + 3; }));
-    HeldDevice* took = a->Held() > 0 ? a : b;
+    const int64_t before = a_->Frames() + b_->Frames();
+    Submit(batcher, 3);
+    ASSERT_TRUE(WaitFor([&] { return a_->Frames() + b_->Frames() == before + 3; }));
+    HeldDevice* took = a_->Held() > 0 ? a_ : b_;
     order.push_back(took);
     took->FinishAll();
     ASSERT_TRUE(WaitFor([&] { return took->Held() == 0; }));
     std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the lane counts it out
   }
-  EXPECT_EQ(order, (std::vector<HeldDevice*>{a, b, a, b}));
+  EXPECT_EQ(order, (std::vector<HeldDevice*>{a_, b_, a_, b_}));
 }
 
 }  // namespace

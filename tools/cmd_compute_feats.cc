@@ -101,15 +101,9 @@ int RunComputeFeats(int argc, char** argv) {
   ToolOptions tool{&args, {}};
   if (args.Has("config")) {
     const std::string path = args.Get("config");
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) return Fail("compute-feats", absl::NotFoundError("cannot open " + path));
-    std::string text;
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1 << 20);) {
-      text.append(buf, n);
-    }
-    std::fclose(f);
-    auto other = ApplyFrontEndConfig(path, text, &opts, kToolOptions);
+    const absl::StatusOr<std::string> text = ReadFrontEndConfigText(path);
+    if (!text.ok()) return Fail("compute-feats", text.status());
+    auto other = ApplyFrontEndConfig(path, *text, &opts, kToolOptions);
     if (!other.ok()) return Fail("compute-feats", other.status());
     for (const auto& [name, value] : *other) tool.from_config[name] = value;
   }

@@ -5,7 +5,7 @@ the few messages the health check needs."""
 from __future__ import annotations
 
 import json
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import grpc
 import numpy as np
@@ -55,6 +55,18 @@ def channel_options(extra: Sequence[Tuple[str, object]] = ()) -> List[Tuple[str,
     large), the retry policy above; then the caller's own."""
     return [("grpc.max_receive_message_length", -1), ("grpc.enable_retries", 1),
             ("grpc.service_config", _SERVICE_CONFIG), *extra]
+
+
+def open_channel(grpc_module: Any, target: Any,
+                 credentials: Optional[grpc.ChannelCredentials],
+                 options: Sequence[Tuple[str, object]]) -> Tuple[Any, bool]:
+    """The channel of a Client of grpc_module (grpc or grpc.aio), and whether the client made it
+    (and so closes it): target is HOST:PORT, or a channel of that module to use as it is."""
+    if isinstance(target, grpc_module.Channel):
+        return target, False
+    if credentials is None:
+        return grpc_module.insecure_channel(target, options=channel_options(options)), True
+    return grpc_module.secure_channel(target, credentials, options=channel_options(options)), True
 
 
 def bearer(token: Optional[str]) -> Optional[Tuple[Tuple[str, str], ...]]:

@@ -15,7 +15,8 @@ before reading never stalls.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Awaitable, Callable, List, Optional, Sequence, Tuple, Union
+from typing import (Any, AsyncIterator, Awaitable, Callable, Iterator, List, Optional, Sequence,
+                    Tuple, Union)
 
 import grpc
 import grpc.aio
@@ -23,6 +24,7 @@ import numpy as np
 
 from . import _wire
 from ._stubs import model_admin_pb2, model_admin_pb2_grpc, scorer_pb2, scorer_pb2_grpc
+from ._stream_state import Finished, StreamState
 from ._types import AlignResult, AudioSpec, GmmscoreError, ModelInfo, ScoredWindow
 from .client import ALIGN_TIMEOUT_S, HEALTH_TIMEOUT_S, READ_TIMEOUT_S
 
@@ -36,96 +38,48 @@ async def _call(awaitable: Awaitable[Any]) -> Any:
         raise GmmscoreError.from_rpc_error(e) from None
 
 
-class _Finished:
-    def __init__(self, error: Optional[GmmscoreError]) -> None:
-        self.error = error
-
-
-class ScoreStream:
+class ScoreStream(StreamState):
     """gmmscore.ScoreStream for asyncio: ``await push_frames/push_audio/end``, ``async for``
     over the windows. Must be made (Client.stream) inside a running event loop."""
 
     def __init__(self, stub: Any, config: scorer_pb2.StreamConfig, *, chunk_frames: int,
                  timeout: Optional[float],
                  model_dim: Callable[[str], Awaitable[int]]) -> None:
-        if chunk_frames < 1:
-            raise ValueError("stream: chunk_frames must be >= 1")
-        self._config = config
-        self._audio = config.HasField("audio")
-        self._dim: Optional[int] = config.dim or None
-        self._chunk_frames = chunk_frames
+        super().__init__(config, chunk_frames)
         self._model_dim = model_dim
-        self._decoder = _wire.WindowDecoder(config)
-        self._windows: "asyncio.Queue[Union[ScoredWindow, _Finished]]" = asyncio.Queue()
+        self._windows: "asyncio.Queue[Union[ScoredWindow, Finished]]" = asyncio.Queue()
         self._lock = asyncio.Lock()  # one sender at a time
-        self._config_sent = False
-        self._ended = False
-        self._frames_sent = 0
-        self._samples_sent = 0
-        self._final: Optional[GmmscoreError] = None
-        self._finished: Optional[_Finished] = None
         self._cancelled = False
         self._call = stub.Score(timeout=timeout)
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
-    @property
-    def stream_id(self) -> str:
-        return self._config.stream_id
-
-    @property
-    def frames_sent(self) -> int:
-        return self._frames_sent
-
-    @property
-    def samples_sent(self) -> int:
-        return self._samples_sent
-
-    @property
-    def error(self) -> Optional[GmmscoreError]:
-        return self._final
-
     async def push_frames(self, frames: np.ndarray) -> None:
         """As gmmscore.ScoreStream.push_frames."""
-        if self._audio:
-            raise ValueError("push_frames on an audio stream (use push_audio)")
         async with self._lock:
-            data = _wire.check_frames(frames, self._dim)
-            self._check_open("push_frames")
-            if not self._config_sent:
-                self._dim = data.shape[1]
-                self._config.dim = self._dim
-            await self._send_config()
-            for request, n in _wire.feature_requests(data, self._frames_sent, self._chunk_frames):
-                await self._write(request)
-                self._frames_sent += n
+            requests = self._plan_frames(frames)
+            self._check_open("push_frames", self._reader.done())
+            await self._write_all(requests)
 
     async def push_audio(self, samples: np.ndarray) -> None:
         """As gmmscore.ScoreStream.push_audio."""
-        if not self._audio:
-            raise ValueError("push_audio on a feature stream (give Client.stream an AudioSpec)")
-        data = _wire.check_audio(samples)
-        per_chunk = _wire.audio_chunk_samples(self._config, self._chunk_frames)
         async with self._lock:
-            self._check_open("push_audio")
-            await self._send_config()
-            for request, n in _wire.audio_requests(data, self._samples_sent, per_chunk):
-                await self._write(request)
-                self._samples_sent += n
+            requests = self._plan_audio(samples)
+            self._check_open("push_audio", self._reader.done())
+            await self._write_all(requests)
 
     async def end(self) -> None:
         """Sends End and half-closes. Idempotent."""
         async with self._lock:
             if self._ended:
                 return
-            if not self._config_sent and not self._audio and self._dim is None:
+            model_dim = None
+            if self._needs_model_dim():
                 try:
-                    self._config.dim = await self._model_dim(self._config.models[0])
+                    model_dim = await self._model_dim(self._config.models[0])
                 except GmmscoreError:
                     self.cancel()
                     raise
-            await self._send_config()
-            self._ended = True
-            await self._write(_wire.end_request())
+            await self._write_all(self._plan_end(model_dim))
             try:
                 await self._call.done_writing()
             except (grpc.RpcError, asyncio.InvalidStateError):
@@ -156,14 +110,10 @@ class ScoreStream:
         return self
 
     async def __anext__(self) -> ScoredWindow:
-        if self._finished is None:
-            item = await self._windows.get()
-            if isinstance(item, ScoredWindow):
-                return item
-            self._finished = item
-        if self._finished.error is not None:
-            raise self._finished.error
-        raise StopAsyncIteration
+        window = self._next_window(await self._windows.get() if self._finished is None else None)
+        if window is None:
+            raise StopAsyncIteration
+        return window
 
     async def collect(self) -> np.ndarray:
         """All remaining scores, float32 [frames, width] (after end())."""
@@ -176,16 +126,9 @@ class ScoreStream:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _check_open(self, what: str) -> None:
-        if self._ended:
-            raise GmmscoreError(grpc.StatusCode.FAILED_PRECONDITION, f"{what} after end()")
-        if self._reader.done():
-            raise _wire.stream_ended(self._final)
-
-    async def _send_config(self) -> None:
-        if not self._config_sent:
-            await self._write(_wire.config_request(self._config))
-            self._config_sent = True
+    async def _write_all(self, requests: Iterator[scorer_pb2.ScoreRequest]) -> None:
+        for request in requests:
+            await self._write(request)
 
     async def _write(self, request: scorer_pb2.ScoreRequest) -> None:
         try:
@@ -225,7 +168,7 @@ class ScoreStream:
             error = GmmscoreError(grpc.StatusCode.UNKNOWN, f"{type(e).__name__}: {e}")
             self._call.cancel()
         self._final = error
-        self._windows.put_nowait(_Finished(error))
+        self._windows.put_nowait(Finished(error))
 
 
 class Client:
@@ -236,16 +179,7 @@ class Client:
                  credentials: Optional[grpc.ChannelCredentials] = None,
                  token: Optional[str] = None,
                  options: Sequence[Tuple[str, Any]] = ()) -> None:
-        if isinstance(target, grpc.aio.Channel):
-            self._channel, self._owned = target, False
-        elif credentials is None:
-            self._channel = grpc.aio.insecure_channel(target,
-                                                      options=_wire.channel_options(options))
-            self._owned = True
-        else:
-            self._channel = grpc.aio.secure_channel(target, credentials,
-                                                    options=_wire.channel_options(options))
-            self._owned = True
+        self._channel, self._owned = _wire.open_channel(grpc.aio, target, credentials, options)
         self._token = token
         self._scorer = scorer_pb2_grpc.ScorerStub(self._channel)
         self._admin = model_admin_pb2_grpc.ModelAdminStub(self._channel)

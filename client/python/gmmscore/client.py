@@ -41,15 +41,7 @@ class Client:
                  credentials: Optional[grpc.ChannelCredentials] = None,
                  token: Optional[str] = None,
                  options: Sequence[Tuple[str, Any]] = ()) -> None:
-        if isinstance(target, grpc.Channel):
-            self._channel, self._owned = target, False
-        elif credentials is None:
-            self._channel = grpc.insecure_channel(target, options=_wire.channel_options(options))
-            self._owned = True
-        else:
-            self._channel = grpc.secure_channel(target, credentials,
-                                                options=_wire.channel_options(options))
-            self._owned = True
+        self._channel, self._owned = _wire.open_channel(grpc, target, credentials, options)
         self._token = token
         self._scorer = scorer_pb2_grpc.ScorerStub(self._channel)
         self._admin = model_admin_pb2_grpc.ModelAdminStub(self._channel)

@@ -11,18 +11,14 @@ import numpy as np
 
 from . import _wire
 from ._stubs import scorer_pb2
+from ._stream_state import Finished, StreamState
 from ._types import GmmscoreError, ScoredWindow
 
 _CLOSE = object()  # ends the request iterator: gRPC then half-closes the stream
 _SEND_QUEUE = 16  # requests waiting for gRPC's sending thread; push_* blocks beyond
 
 
-class _Finished:
-    def __init__(self, error: Optional[GmmscoreError]) -> None:
-        self.error = error
-
-
-class ScoreStream:
+class ScoreStream(StreamState):
     """One Score stream: push frames (or audio), end, and iterate over the scored windows.
 
     Sending and receiving are independent: gRPC sends from a request iterator fed by a queue, and
@@ -38,89 +34,51 @@ class ScoreStream:
 
     def __init__(self, stub: Any, config: scorer_pb2.StreamConfig, *, chunk_frames: int,
                  timeout: Optional[float], model_dim: Callable[[str], int]) -> None:
-        if chunk_frames < 1:
-            raise ValueError("stream: chunk_frames must be >= 1")
-        self._config = config
-        self._audio = config.HasField("audio")
-        self._dim: Optional[int] = config.dim or None
-        self._chunk_frames = chunk_frames
+        super().__init__(config, chunk_frames)
         self._model_dim = model_dim
-        self._decoder = _wire.WindowDecoder(config)
         self._send: "queue.Queue[object]" = queue.Queue(maxsize=_SEND_QUEUE)
-        self._windows: "queue.Queue[Union[ScoredWindow, _Finished]]" = queue.Queue()
+        self._windows: "queue.Queue[Union[ScoredWindow, Finished]]" = queue.Queue()
         self._lock = threading.Lock()  # one sender at a time
-        self._config_sent = False
-        self._ended = False
-        self._frames_sent = 0
-        self._samples_sent = 0
-        self._final: Optional[GmmscoreError] = None
         self._done = threading.Event()
-        self._finished: Optional[_Finished] = None  # seen by the iteration
         self._call = stub.Score(self._requests(), timeout=timeout)
         self._reader = threading.Thread(target=self._read, daemon=True,
                                         name=f"gmmscore-stream-{config.stream_id}")
         self._reader.start()
         if self._audio or self._dim is not None:
             with self._lock:
-                self._send_config()
+                self._put_all(self._config_requests())
 
     # -- sending -------------------------------------------------------------------------------
-
-    @property
-    def stream_id(self) -> str:
-        return self._config.stream_id
-
-    @property
-    def frames_sent(self) -> int:
-        return self._frames_sent
-
-    @property
-    def samples_sent(self) -> int:
-        return self._samples_sent
 
     def push_frames(self, frames: np.ndarray) -> None:
         """Sends float32 [frames, dim] features (feature streams), in chunks of chunk_frames.
         ValueError, with nothing sent, for another dtype or shape or a non-finite value."""
-        if self._audio:
-            raise ValueError("push_frames on an audio stream (use push_audio)")
         with self._lock:
-            data = _wire.check_frames(frames, self._dim)
-            self._check_open("push_frames")
-            if not self._config_sent:
-                self._dim = data.shape[1]
-                self._config.dim = self._dim
-                self._send_config()
-            for request, n in _wire.feature_requests(data, self._frames_sent, self._chunk_frames):
-                self._put(request)
-                self._frames_sent += n
+            requests = self._plan_frames(frames)
+            self._check_open("push_frames", self._done.is_set())
+            self._put_all(requests)
 
     def push_audio(self, samples: np.ndarray) -> None:
         """Sends int16 mono samples (audio streams), in chunks of chunk_frames frame shifts.
         ValueError, with nothing sent, for another dtype or shape."""
-        if not self._audio:
-            raise ValueError("push_audio on a feature stream (give Client.stream an AudioSpec)")
-        data = _wire.check_audio(samples)
-        per_chunk = _wire.audio_chunk_samples(self._config, self._chunk_frames)
         with self._lock:
-            self._check_open("push_audio")
-            for request, n in _wire.audio_requests(data, self._samples_sent, per_chunk):
-                self._put(request)
-                self._samples_sent += n
+            requests = self._plan_audio(samples)
+            self._check_open("push_audio", self._done.is_set())
+            self._put_all(requests)
 
     def end(self) -> None:
         """Sends End and half-closes: the last partial window comes at once. Idempotent."""
         with self._lock:
             if self._ended:
                 return
-            if not self._config_sent:  # a feature stream with no frames and no dim given
+            model_dim = None
+            if self._needs_model_dim():
                 try:
-                    self._config.dim = self._model_dim(self._config.models[0])
+                    model_dim = self._model_dim(self._config.models[0])
                 except GmmscoreError:
                     self.cancel()
                     raise
-                self._send_config()
-            self._ended = True
-            self._put(_wire.end_request())
+            self._put_all(self._plan_end(model_dim))
             self._put(_CLOSE)
 
     def cancel(self) -> None:
@@ -145,14 +103,10 @@ class ScoreStream:
         return self
 
     def __next__(self) -> ScoredWindow:
-        if self._finished is None:
-            item = self._windows.get()
-            if isinstance(item, ScoredWindow):
-                return item
-            self._finished = item
-        if self._finished.error is not None:
-            raise self._finished.error
-        raise StopIteration
+        window = self._next_window(self._windows.get() if self._finished is None else None)
+        if window is None:
+            raise StopIteration
+        return window
 
     def collect(self) -> np.ndarray:
         """Iterates to the end: all scores, float32 [frames, width] (end() must have been called,
@@ -164,22 +118,11 @@ class ScoreStream:
         """Waits until the stream has finished (windows may still be unread); True if it has."""
         return self._done.wait(timeout)
 
-    @property
-    def error(self) -> Optional[GmmscoreError]:
-        """The final error once the stream has finished with one; None otherwise."""
-        return self._final
-
     # -- internals ------------------------------------------------------------------------------
 
-    def _check_open(self, what: str) -> None:
-        if self._ended:
-            raise GmmscoreError(grpc.StatusCode.FAILED_PRECONDITION, f"{what} after end()")
-        if self._done.is_set():
-            raise _wire.stream_ended(self._final)
-
-    def _send_config(self) -> None:
-        self._put(_wire.config_request(self._config))
-        self._config_sent = True
+    def _put_all(self, requests: Iterator[scorer_pb2.ScoreRequest]) -> None:
+        for request in requests:
+            self._put(request)
 
     def _put(self, item: object) -> None:
         while not self._done.is_set():
@@ -222,4 +165,4 @@ class ScoreStream:
                     self._send.get_nowait()
                 except queue.Empty:
                     pass
-        self._windows.put(_Finished(error))
+        self._windows.put(Finished(error))
