@@ -49,12 +49,14 @@ absl::StatusOr<std::vector<ViterbiResult>> CudaAligner::Align(
   if (total == 0) return viterbi_->Align({}, model_.hmm(), acoustic_scale);
   const int device = resident_->device();
   GMM_RETURN_IF_ERROR(SelectDevice(device));
-  const int64_t bytes = (total * (dim + pdfs) + backpointers) * int64_t(sizeof(float));
+  // A batch whose back-pointers do not fit is aligned half at a time; a single utterance's are
+  // held a segment at a time by the Viterbi (cuda_viterbi.h), so only its scores must fit.
+  const int64_t bytes =
+      (total * (dim + pdfs) + (utterances.size() > 1 ? backpointers : 0)) * int64_t(sizeof(float));
   if (absl::Status room = CheckDeviceRoom(
           device, bytes,
           absl::StrCat("the features, scores and back-pointers of ", total, " frames need"));
       !room.ok()) {
-    // Too many frames at once for this device: half the utterances at a time.
     if (utterances.size() < 2) return room;
     const size_t half = utterances.size() / 2;
     GMM_ASSIGN_OR_RETURN(std::vector<ViterbiResult> first,
