@@ -229,7 +229,12 @@ TEST_F(ServerAdminTest, PrometheusEndpoint) {
   ASSERT_TRUE(StreamScores(channel_, StreamConfigFor("metered", 10), feats_, 30).ok());
   EXPECT_FALSE(StreamScores(channel_, StreamConfigFor("bad", 10, "nope"), feats_, 30).ok());
   ASSERT_GT(server_->metrics_port(), 0);
-  const std::string text = HttpGet(server_->metrics_port(), "/metrics");
+  // The client has its status before the server's OnDone counts the stream out.
+  std::string text;
+  ASSERT_TRUE(WaitFor([&] {
+    text = HttpGet(server_->metrics_port(), "/metrics");
+    return text.find("gmmscore_active_streams 0") != std::string::npos;
+  })) << text;
   for (const std::string& expected : {
            std::string("gmmscore_active_streams 0"),
            "gmmscore_frames_received_total{model=\"mono\"} " + std::to_string(feats_.rows),

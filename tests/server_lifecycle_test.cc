@@ -75,7 +75,7 @@ TEST_F(ServerLifecycleTest, CancelMidWindowFreesTheSlotOnce) {
 TEST_F(ServerLifecycleTest, ClientDeadlineEndsTheStream) {
   Start(LoopbackConfig());
   client::ScoreStream::Options options;
-  options.deadline = 200ms;
+  options.deadline = 1s;  // room for the first window even under TSan
   v1::StreamConfig stream_config = StreamConfigFor("deadline", 10);
   stream_config.set_max_latency_ms(5000);
   auto stream = client::ScoreStream::Open(channel_, stream_config, options);
