@@ -20,7 +20,7 @@ set(rules
   "kernels/|(util|model)/|${kernels_core}"
   "align/|(util|model|align)/"
   "train/|(util|model|train)/"
-  "bench/|(util|model|kernels|align|train|bench)/"
+  "bench/|(util|model|formats|kernels|align|train|bench)/"
   "proto/|proto/"
   "client/|(util|model|proto|client)/"
   "server/|(util|model|formats|feat|align|train|proto|server)/|${kernels_core}"

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "kernels/batch_viterbi.h"
 #include "model/fusion.h"
 #include "model/gmm_model.h"
 
@@ -85,6 +86,11 @@ class ComputeDevice {
   virtual absl::Status Prepare(int32_t i, const ResidentModel& model) = 0;
   // Memory the slots' buffers hold on the device.
   virtual int64_t buffer_bytes() const = 0;
+  // A Viterbi for batches of utterances on this device (kernels/batch_viterbi.h), or null where
+  // alignments are the CPU aligner's.
+  virtual absl::StatusOr<std::unique_ptr<BatchViterbi>> MakeViterbi() {
+    return std::unique_ptr<BatchViterbi>();
+  }
 };
 
 }  // namespace gmmscore

@@ -77,12 +77,15 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   if (!c.metrics_listen.empty()) {
     GMM_RETURN_IF_ERROR(s->metrics_.Serve(c.metrics_listen));
   }
+  if (std::vector<BatchViterbi*> gpus = s->lanes_->viterbis(); !gpus.empty()) {
+    s->viterbi_queue_ = std::make_unique<ViterbiQueue>(std::move(gpus));
+  }
   s->align_workers_ = std::make_unique<TaskQueue>(c.align.threads);
   s->scorer_service_ = std::make_unique<ScorerService>(
       SessionServices{&c.stream, s->registry_.get(), s->front_ends_.get(), s->batcher_.get(),
                       &s->timers_, &s->metrics_, &s->tracker_},
       AlignServices{&c.align, s->registry_.get(), s->batcher_.get(), s->align_workers_.get(),
-                    &s->metrics_, &s->alignments_in_progress_});
+                    s->viterbi_queue_.get(), &s->metrics_, &s->alignments_in_progress_});
   s->admin_service_ =
       std::make_unique<ModelAdminService>(s->registry_.get(), &s->loader_, token, c.adapt);
 

@@ -21,6 +21,7 @@
 #include "server/scheduling/lane_set.h"
 #include "server/scheduling/task_queue.h"
 #include "server/scheduling/timer_queue.h"
+#include "server/scheduling/viterbi_queue.h"
 
 namespace gmmscore::server {
 
@@ -64,7 +65,10 @@ class GmmscoreServer {
   std::unique_ptr<Batcher> batcher_;
   SessionTracker tracker_;
   TaskQueue loader_;  // after the registry, before the services that post to it
-  std::unique_ptr<TaskQueue> align_workers_;  // Align calls' checks and Viterbi
+  // The GPUs' Viterbi for Align calls (none on the CPU backend); before the align workers, which
+  // submit to it.
+  std::unique_ptr<ViterbiQueue> viterbi_queue_;
+  std::unique_ptr<TaskQueue> align_workers_;  // Align calls' checks and CPU Viterbi
   std::unique_ptr<ScorerService> scorer_service_;
   std::unique_ptr<ModelAdminService> admin_service_;
   std::unique_ptr<grpc::Server> server_;  // last: shut down and destroyed first

@@ -1,6 +1,7 @@
-// The Align RPC against a real gmmscored in-process, on the Kaldi data of tests/data/kaldi-mono:
-// 64 concurrent calls return Kaldi's alignments (what `gmmscore align` writes offline) and scores,
-// a malformed graph in one call fails that call alone, and the limits answer as documented.
+// The Align RPC against a real gmmscored in-process, on the Kaldi data of tests/data/kaldi-mono,
+// on the CPU backend and on a GPU: 64 concurrent calls return Kaldi's alignments (what `gmmscore
+// align` writes offline) and scores, a malformed graph in one call fails that call alone, and the
+// limits answer as documented.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -32,11 +33,20 @@ std::map<std::string, std::vector<int32_t>> KaldiAlignments() {
   return ParseInt32Archive(ReadFile(DataPath("kaldi-mono/ali.txt")));
 }
 
-class ServerAlignTest : public ::testing::Test {
+// On the CPU backend (the CPU aligner, Kaldi's beam) and the CUDA one (the GPU's exact Viterbi,
+// batched across calls): the same answers. The CUDA run skips without a usable GPU.
+class ServerAlignTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    server_ = StartServer(LoopbackConfig());
-    ASSERT_NE(server_, nullptr);
+    server::ServerConfig config = LoopbackConfig();
+    config.backend = GetParam();
+    auto started = server::GmmscoreServer::Start(config);
+    if (GetParam() == "cuda" && !started.ok()) {
+      GTEST_SKIP() << "no usable CUDA device: " << started.status();
+    }
+    ASSERT_TRUE(started.ok()) << started.status();
+    server_ = *std::move(started);
+    ASSERT_TRUE(server_->LoadStartupModels().ok());
     channel_ = Connect(server_->port());
     kaldi_ = KaldiAlignments();
     std::vector<std::string> keys;
@@ -65,7 +75,7 @@ class ServerAlignTest : public ::testing::Test {
   std::map<std::string, std::string> graphs_;
 };
 
-TEST_F(ServerAlignTest, ConcurrentCallsReturnKaldisAlignmentsAndABadGraphFailsAlone) {
+TEST_P(ServerAlignTest, ConcurrentCallsReturnKaldisAlignmentsAndABadGraphFailsAlone) {
   ASSERT_EQ(kaldi_.size(), 6u);
   std::vector<std::string> keys;
   for (const auto& [key, ali] : kaldi_) keys.push_back(key);
@@ -104,7 +114,7 @@ TEST_F(ServerAlignTest, ConcurrentCallsReturnKaldisAlignmentsAndABadGraphFailsAl
 
 // gmmscore align --server: the same command line and outputs as offline, the alignment by the
 // daemon.
-TEST_F(ServerAlignTest, TheCommandThroughTheServerWritesWhatItWritesOffline) {
+TEST_P(ServerAlignTest, TheCommandThroughTheServerWritesWhatItWritesOffline) {
   TempDir dir;
   const std::string ali = dir.file("ali.txt"), scores = dir.file("scores.txt"),
                     log = dir.file("log");
@@ -129,7 +139,7 @@ TEST_F(ServerAlignTest, TheCommandThroughTheServerWritesWhatItWritesOffline) {
   EXPECT_EQ(n, 6);
 }
 
-TEST_F(ServerAlignTest, RefusesWhatItCannotAlign) {
+TEST_P(ServerAlignTest, RefusesWhatItCannotAlign) {
   v1::AlignRequest unknown = Request("cards-001");
   unknown.set_model("nope");
   EXPECT_EQ(client::Align(channel_, unknown).status().code(), absl::StatusCode::kNotFound);
@@ -146,6 +156,11 @@ TEST_F(ServerAlignTest, RefusesWhatItCannotAlign) {
   misfit.set_graph(graphs_.at("sp1.1-lib-0920"));
   EXPECT_EQ(client::Align(channel_, misfit).status().code(), absl::StatusCode::kFailedPrecondition);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, ServerAlignTest, ::testing::Values("cpu", "cuda"),
+                         [](const ::testing::TestParamInfo<std::string>& backend) {
+                           return backend.param;
+                         });
 
 }  // namespace
 }  // namespace gmmscore::testing

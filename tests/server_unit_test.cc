@@ -30,6 +30,7 @@
 #include "server/scheduling/score_job.h"
 #include "server/scheduling/task_queue.h"
 #include "server/scheduling/timer_queue.h"
+#include "server/scheduling/viterbi_queue.h"
 
 namespace gmmscore::testing {
 namespace {
@@ -630,6 +631,67 @@ TEST_F(TwoLaneBatcherTest, SpreadsTiesOverTheLanesInTurn) {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the lane counts it out
   }
   EXPECT_EQ(order, (std::vector<HeldDevice*>{a_, b_, a_, b_}));
+}
+
+// A BatchViterbi that records its batches and fails any batch holding an utterance of 13 frames;
+// an utterance's "alignment" is its frame count, as one transition-id.
+class RecordingViterbi final : public BatchViterbi {
+ public:
+  absl::StatusOr<std::vector<ViterbiResult>> Align(std::span<const ViterbiUtterance> utterances,
+                                                   const TransitionModel&, float) override {
+    ++entered;
+    std::lock_guard lock(mu);
+    batches.push_back(int32_t(utterances.size()));
+    std::vector<ViterbiResult> results;
+    for (const ViterbiUtterance& u : utterances) {
+      if (u.loglikes->rows == 13) return absl::ResourceExhaustedError("13 frames never fit");
+      results.push_back({.reached_final = true, .transition_ids = {u.loglikes->rows}});
+    }
+    return results;
+  }
+  std::atomic<int32_t> entered{0};
+  std::mutex mu;
+  std::vector<int32_t> batches;
+};
+
+// Jobs queued together share a launch when their model and scale agree; a batch that fails as a
+// whole is retried a job at a time, so only the job that cannot be aligned fails.
+TEST(ViterbiQueueTest, BatchesJobsOfOneModelAndScaleAndFailsOnlyTheJobThatCannot) {
+  const TransitionModel a, b;
+  RecordingViterbi device;
+  std::mutex mu;
+  std::map<int32_t, absl::StatusOr<ViterbiResult>> answers;
+  auto job = [&](int32_t frames, const TransitionModel* model, float scale) {
+    server::ViterbiJob j;
+    j.loglikes = Matrix(frames, 2);
+    j.model = model;
+    j.acoustic_scale = scale;
+    j.done = [&, frames](absl::StatusOr<ViterbiResult> r) {
+      std::lock_guard lock(mu);
+      answers.emplace(frames, std::move(r));
+    };
+    return j;
+  };
+  {
+    // Held by the device's lock until all are queued: they are taken together.
+    std::unique_lock hold(device.mu);
+    server::ViterbiQueue queue({&device});
+    queue.Submit(job(1, &a, 0.1f));  // taken alone at once (the queue was empty), then blocks
+    EXPECT_TRUE(WaitFor([&] { return device.entered.load() == 1; }));  // (no ASSERT: hold must go)
+    queue.Submit(job(2, &a, 0.1f));
+    queue.Submit(job(3, &b, 0.1f));  // another model: a batch of its own
+    queue.Submit(job(4, &a, 0.1f));
+    queue.Submit(job(5, &a, 0.5f));  // another scale: a batch of its own
+    queue.Submit(job(13, &a, 0.1f));
+    hold.unlock();
+  }  // the queue aligns what is queued before it goes
+  EXPECT_EQ(device.batches, (std::vector<int32_t>{1, 3, 1, 1, 1, 1, 1}));
+  ASSERT_EQ(answers.size(), 6u);
+  for (int32_t frames : {1, 2, 3, 4, 5}) {
+    ASSERT_TRUE(answers.at(frames).ok()) << frames << ": " << answers.at(frames).status();
+    EXPECT_EQ(answers.at(frames)->transition_ids, std::vector<int32_t>{frames});
+  }
+  EXPECT_EQ(answers.at(13).status().code(), absl::StatusCode::kResourceExhausted);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_viterbi.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -140,6 +141,11 @@ int64_t CudaComputeDevice::buffer_bytes() const {
   int64_t bytes = 0;
   for (const auto& slot : slots_) bytes += slot->workspace().device_bytes();
   return bytes;
+}
+
+absl::StatusOr<std::unique_ptr<BatchViterbi>> CudaComputeDevice::MakeViterbi() {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<CudaViterbi> viterbi, CudaViterbi::Create(device_));
+  return std::unique_ptr<BatchViterbi>(std::move(viterbi));
 }
 
 }  // namespace gmmscore

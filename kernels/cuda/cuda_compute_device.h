@@ -37,6 +37,8 @@ class CudaComputeDevice final : public ComputeDevice {
   // prepared, runs the model's autotune for every batch size at once.
   absl::Status Prepare(int32_t i, const ResidentModel& model) override;
   int64_t buffer_bytes() const override;
+  // A CudaViterbi on this GPU.
+  absl::StatusOr<std::unique_ptr<BatchViterbi>> MakeViterbi() override;
 
  private:
   static constexpr int32_t kSlots = 2;

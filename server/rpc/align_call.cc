@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "align/align_utterance.h"
+#include "align/careful_graph.h"
+#include "align/transition_probs.h"
 #include "formats/kaldi_fst.h"
 #include "model/shape_checks.h"
 #include "proto/wire_codec.h"
@@ -51,8 +53,11 @@ class AlignCall final : public WindowSink, public std::enable_shared_from_this<A
     std::memcpy(loglikes_.row(int32_t(window.first_frame)), m.data.data(),
                 m.data.size() * sizeof(float));
     if (--windows_left_ > 0) return;
-    services_.workers->Post(
-        [self = shared_from_this()] { self->Guarded([&] { return self->Viterbi(); }); });
+    services_.workers->Post([self = shared_from_this()] {
+      self->Guarded([&] {
+        return self->services_.viterbi != nullptr ? self->SubmitToGpu() : self->Viterbi();
+      });
+    });
   }
 
  private:
@@ -132,6 +137,48 @@ class AlignCall final : public WindowSink, public std::enable_shared_from_this<A
     if (!status.ok()) Finish(status);
   }
 
+  // The GPU's exact Viterbi (ViterbiQueue): the graph checked and readied here as AlignUtterance
+  // readies it; no beam, so never a retry.
+  absl::Status SubmitToGpu() {
+    const TransitionModel& tm = entry_->model().hmm();
+    if (absl::Status s = ValidateAlignGraph(graph_, tm.NumTransitionIds()); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the graph does not fit the model: ", s.message()));
+    }
+    if (graph_.start < 0) return absl::InvalidArgumentError("empty decoding graph");
+    GMM_RETURN_IF_ERROR(EpsilonDepth(graph_).status());
+    (void)AddTransitionProbs(tm, options_.transition_scale, options_.self_loop_scale, &graph_);
+    if (options_.careful) graph_ = MakeCarefulGraph(graph_);
+    frames_ = loglikes_.rows;
+    ViterbiJob job;
+    job.graph = std::move(graph_);
+    job.loglikes = std::move(loglikes_);
+    job.model = &tm;  // the entry, which the callback's call holds, keeps it
+    job.acoustic_scale = options_.acoustic_scale;
+    job.done = [self = shared_from_this()](absl::StatusOr<ViterbiResult> result) {
+      self->Guarded([&] { return self->Respond(std::move(result)); });
+    };
+    services_.viterbi->Submit(std::move(job));
+    return absl::OkStatus();
+  }
+
+  absl::Status Respond(absl::StatusOr<ViterbiResult> result) {
+    GMM_RETURN_IF_ERROR(result.status());
+    if (!result->reached_final) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("no path reached a final state, len = ", frames_));
+    }
+    response_->set_utterance_id(request_->utterance_id());
+    for (int32_t tid : result->transition_ids) response_->add_transition_ids(tid);
+    response_->set_log_likelihood(result->score / options_.acoustic_scale);
+    response_->set_score(result->score);
+    response_->set_retried(false);
+    response_->mutable_model()->set_name(entry_->name());
+    response_->mutable_model()->set_version(entry_->version());
+    Finish(absl::OkStatus());
+    return absl::OkStatus();
+  }
+
   absl::Status Viterbi() {
     UtteranceAlignment aligned =
         AlignUtterance(options_, entry_->model().hmm(), std::move(graph_), loglikes_);
@@ -182,6 +229,7 @@ class AlignCall final : public WindowSink, public std::enable_shared_from_this<A
   std::shared_ptr<ModelEntry> entry_;
   AlignGraph graph_;
   Matrix loglikes_;
+  int32_t frames_ = 0;  // once the scores have gone to the GPU
   std::mutex mu_;
   int32_t windows_left_ = 0;
   bool finished_ = false;

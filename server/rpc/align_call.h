@@ -23,6 +23,7 @@
 #include "server/model_registry.h"
 #include "server/scheduling/batcher.h"
 #include "server/scheduling/task_queue.h"
+#include "server/scheduling/viterbi_queue.h"
 
 namespace gmmscore::server {
 
@@ -32,6 +33,7 @@ struct AlignServices {
   ModelRegistry* registry;
   Batcher* batcher;
   TaskQueue* workers;
+  ViterbiQueue* viterbi;  // the GPUs' Viterbi; null: the CPU aligner, on a worker
   Metrics* metrics;
   std::atomic<int32_t>* in_progress;
 };

@@ -31,9 +31,17 @@ absl::StatusOr<std::unique_ptr<LaneSet>> LaneSet::Create(const ServerConfig& con
   GMM_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<ComputeDevice>> devices,
                        MakeComputeDevices(request, config.batcher.workers, MaxBatchFrames(config)));
   for (std::unique_ptr<ComputeDevice>& device : devices) {
+    GMM_ASSIGN_OR_RETURN(std::unique_ptr<BatchViterbi> viterbi, device->MakeViterbi());
+    if (viterbi != nullptr) set->viterbis_.push_back(std::move(viterbi));
     set->lanes_.push_back(std::make_unique<Lane>(std::move(device), metrics));
   }
   return set;
+}
+
+std::vector<BatchViterbi*> LaneSet::viterbis() const {
+  std::vector<BatchViterbi*> out;
+  for (const std::unique_ptr<BatchViterbi>& v : viterbis_) out.push_back(v.get());
+  return out;
 }
 
 absl::StatusOr<std::vector<Residency>> LaneSet::MakeResidents(const GmmModel& model) {

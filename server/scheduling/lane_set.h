@@ -30,12 +30,15 @@ class LaneSet {
 
   const std::vector<std::unique_ptr<Lane>>& lanes() const { return lanes_; }
   TaskQueue* delivery() { return &delivery_; }
+  // A Viterbi per GPU of the lanes (none on the CPU backend: alignments are the CPU aligner's).
+  std::vector<BatchViterbi*> viterbis() const;
 
  private:
   explicit LaneSet(int32_t delivery_threads) : delivery_(delivery_threads) {}
 
   TaskQueue delivery_;  // first: the lanes post to it until they are gone
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<std::unique_ptr<BatchViterbi>> viterbis_;
 };
 
 }  // namespace gmmscore::server
