@@ -10,6 +10,7 @@ out="${OUT:-.}"
 # The tests' data: tests/data of the checkout the bundle sits in (the path compiled into the test
 # binaries is the build machine's).
 export GMMSCORE_TESTDATA="${GMMSCORE_TESTDATA:-$(cd .. && pwd)/tests/data}"
+export GMMSCORE_CLI="$PWD/gmmscore"  # for the tests that run the command
 cublas="$(ls /usr/local/cuda/lib64/libcublas.so.13 2>/dev/null ||
   find / -name libcublas.so.13 -not -path '/proc/*' 2>/dev/null | head -1)"
 export LD_LIBRARY_PATH="$PWD/lib:$(dirname "${cublas:-/usr/local/cuda/lib64/x}")"
@@ -17,7 +18,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
   --format=csv
 status=0
 for test in cuda_fidelity_test cuda_scorer_test cuda_tensor_scorer_test cuda_fusion_test cuda_viterbi_test \
-  cuda_em_stats_test server_cuda_test; do
+  cuda_forward_backward_test cuda_em_stats_test server_cuda_test server_align_test; do
   timeout 300 "./$test" 2>&1 | tee "$out/$test.log" | grep -vE '^\[ +(RUN|OK) +\]' || status=1
 done
 [ "${1:-}" = tests ] && exit $status

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_buffers.h"
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/packed_graphs.h"
 #include "kernels/cuda/viterbi_kernel.h"
 #include "util/status_macros.h"
 
@@ -96,56 +97,17 @@ absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::AlignOnDevice(
     const float* device_scores, const TransitionModel& model, float acoustic_scale,
     cudaStream_t stream) {
   const int32_t num_pdfs = model.NumPdfs();
-  std::vector<int32_t> state_offset, num_states, start, num_frames, depth;
-  std::vector<int64_t> frame_offset;
-  std::vector<int32_t> in_begin, arc_source, arc_pdf, arc_tid;
-  std::vector<float> final_cost, arc_weight;
-  int64_t states = 0, frames = 0;
-  for (size_t u = 0; u < graphs.size(); ++u) {
-    const AlignGraph& g = *graphs[u];
-    const int32_t rows = utterance_frames[u];
-    const auto fail = [u](const absl::Status& s) {
-      return absl::InvalidArgumentError(absl::StrCat("utterance ", u, ": ", s.message()));
-    };
-    if (absl::Status s = ValidateAlignGraph(g, model.NumTransitionIds()); !s.ok()) return fail(s);
-    if (g.start < 0) return fail(absl::InvalidArgumentError("empty decoding graph"));
-    absl::StatusOr<int32_t> eps = EpsilonDepth(g);
-    if (!eps.ok()) return fail(eps.status());
-    state_offset.push_back(int32_t(states));
-    num_states.push_back(g.num_states());
-    start.push_back(g.start);
-    num_frames.push_back(rows);
-    depth.push_back(*eps);
-    frame_offset.push_back(frames);
-    // Incoming arcs per state, in the order of their sources and, per source, the graph's order.
-    std::vector<std::vector<int32_t>> incoming(size_t(g.num_states()));
-    std::vector<int32_t> source_of(g.arcs.size());
-    for (int32_t s = 0; s < g.num_states(); ++s) {
-      for (int32_t a = g.arc_begin[size_t(s)]; a < g.arc_begin[size_t(s) + 1]; ++a) {
-        incoming[size_t(g.arcs[size_t(a)].next)].push_back(a);
-        source_of[size_t(a)] = s;
-      }
-    }
-    for (int32_t s = 0; s < g.num_states(); ++s) {
-      in_begin.push_back(int32_t(arc_source.size()));
-      final_cost.push_back(g.final_cost[size_t(s)]);
-      for (int32_t a : incoming[size_t(s)]) {
-        const GraphArc& arc = g.arcs[size_t(a)];
-        arc_source.push_back(source_of[size_t(a)]);
-        arc_pdf.push_back(arc.ilabel == 0 ? -1 : model.TransitionIdToPdf(arc.ilabel));
-        arc_tid.push_back(arc.ilabel);
-        arc_weight.push_back(arc.weight);
-      }
-    }
-    states += g.num_states();
-    frames += rows;
-  }
-  in_begin.push_back(int32_t(arc_source.size()));
+  GMM_ASSIGN_OR_RETURN(const PackedGraphs p, PackGraphs(graphs, utterance_frames, model));
+  const std::vector<int32_t>& num_states = p.num_states;
+  const std::vector<int32_t>& num_frames = p.num_frames;
+  const std::vector<int64_t>& frame_offset = p.frame_offset;
+  const int64_t states = p.states, frames = p.frames;
   const int32_t count = int32_t(graphs.size());
   if (count == 0) return std::vector<ViterbiResult>();
 
   // Whole utterances' back-pointers where they fit, else segments and checkpoints.
-  const int64_t fixed = states * 2 * 8 + frames * 8 + int64_t(arc_source.size()) * 16 + states * 8;
+  const int64_t fixed =
+      states * 2 * 8 + frames * 8 + int64_t(p.arc_source.size()) * 16 + states * 8;
   GMM_RETURN_IF_ERROR(SelectDevice(device_));
   SegmentPlan plan = PlanSegments(num_frames, num_states, false, 0);
   checkpointed_ = segment_frames_ > 0 ||
@@ -177,21 +139,21 @@ absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::AlignOnDevice(
   GMM_ASSIGN_OR_RETURN(auto d_block_best_cost, DeviceArray<double>::Allocate(size_t(grid_blocks)));
   GMM_ASSIGN_OR_RETURN(auto d_block_best_state,
                        DeviceArray<int32_t>::Allocate(size_t(grid_blocks)));
-  GMM_ASSIGN_OR_RETURN(auto d_state_offset, Upload(state_offset));
-  GMM_ASSIGN_OR_RETURN(auto d_num_states, Upload(num_states));
-  GMM_ASSIGN_OR_RETURN(auto d_start, Upload(start));
-  GMM_ASSIGN_OR_RETURN(auto d_num_frames, Upload(num_frames));
-  GMM_ASSIGN_OR_RETURN(auto d_frame_offset, Upload(frame_offset));
-  GMM_ASSIGN_OR_RETURN(auto d_depth, Upload(depth));
+  GMM_ASSIGN_OR_RETURN(auto d_state_offset, Upload(p.state_offset));
+  GMM_ASSIGN_OR_RETURN(auto d_num_states, Upload(p.num_states));
+  GMM_ASSIGN_OR_RETURN(auto d_start, Upload(p.start));
+  GMM_ASSIGN_OR_RETURN(auto d_num_frames, Upload(p.num_frames));
+  GMM_ASSIGN_OR_RETURN(auto d_frame_offset, Upload(p.frame_offset));
+  GMM_ASSIGN_OR_RETURN(auto d_depth, Upload(p.epsilon_depth));
   GMM_ASSIGN_OR_RETURN(auto d_segment_frames, Upload(plan.segment_frames));
   GMM_ASSIGN_OR_RETURN(auto d_bp_offset, Upload(plan.backpointer_offset));
   GMM_ASSIGN_OR_RETURN(auto d_cp_offset, Upload(plan.checkpoint_offset));
-  GMM_ASSIGN_OR_RETURN(auto d_in_begin, Upload(in_begin));
-  GMM_ASSIGN_OR_RETURN(auto d_final, Upload(final_cost));
-  GMM_ASSIGN_OR_RETURN(auto d_source, Upload(arc_source));
-  GMM_ASSIGN_OR_RETURN(auto d_pdf, Upload(arc_pdf));
-  GMM_ASSIGN_OR_RETURN(auto d_tid, Upload(arc_tid));
-  GMM_ASSIGN_OR_RETURN(auto d_weight, Upload(arc_weight));
+  GMM_ASSIGN_OR_RETURN(auto d_in_begin, Upload(p.in_begin));
+  GMM_ASSIGN_OR_RETURN(auto d_final, Upload(p.final_cost));
+  GMM_ASSIGN_OR_RETURN(auto d_source, Upload(p.arc_source));
+  GMM_ASSIGN_OR_RETURN(auto d_pdf, Upload(p.arc_pdf));
+  GMM_ASSIGN_OR_RETURN(auto d_tid, Upload(p.arc_tid));
+  GMM_ASSIGN_OR_RETURN(auto d_weight, Upload(p.arc_weight));
   GMM_ASSIGN_OR_RETURN(auto d_costs, DeviceArray<double>::Allocate(size_t(2 * states)));
   GMM_ASSIGN_OR_RETURN(auto d_bp, DeviceArray<int32_t>::Allocate(size_t(plan.backpointers)));
   GMM_ASSIGN_OR_RETURN(auto d_checkpoints, DeviceArray<double>::Allocate(size_t(plan.checkpoints)));
