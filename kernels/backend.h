@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "kernels/batch_viterbi.h"
+#include "kernels/batch_aligner.h"
 #include "kernels/compute_device.h"
 #include "kernels/fused_scorer.h"
 #include "kernels/gmm_statistics_device.h"

@@ -3,7 +3,7 @@
 // (frames x pdfs). Exact: no beam, every path is considered, so its alignment is the best path's;
 // a beam-pruned aligner (align/faster_viterbi.h with a beam wide enough not to prune the best
 // path) finds the same path unless two paths tie exactly. The CUDA implementation is
-// kernels/cuda/cuda_viterbi.h; kernels/backend.h makes one where a GPU is chosen.
+// kernels/cuda/cuda_viterbi.h; kernels/batch_aligner.h scores the frames first.
 #pragma once
 
 #include <cstdint>
@@ -27,23 +27,6 @@ struct ViterbiResult {
   std::vector<int32_t> transition_ids;  // one per frame, where reached_final
   float score = 0.0f;  // -(graph cost + acoustic_scale x acoustic cost) of the best path
   std::vector<float> frame_loglikes;  // per frame, the log-likelihood of its pdf on that path
-};
-
-// An utterance to score and align: its graph (as above) and its features, frames x dim.
-struct AlignInput {
-  const AlignGraph* graph = nullptr;
-  const Matrix* feats = nullptr;
-};
-
-// Scoring and alignment of many utterances at once against one model resident on a device, the
-// scores never leaving it (kernels/cuda/cuda_aligner.h).
-class BatchAligner {
- public:
-  virtual ~BatchAligner() = default;
-  // As BatchViterbi::Align, the frames scored first; InvalidArgument naming the utterance, frame
-  // and dimension for features that are not the model's dimension or out of range.
-  virtual absl::StatusOr<std::vector<ViterbiResult>> Align(std::span<const AlignInput> utterances,
-                                                           float acoustic_scale) = 0;
 };
 
 class BatchViterbi {

@@ -1,7 +1,7 @@
 // The batched GPU forward-backward (kernels/cuda/cuda_forward_backward.h) against the CPU
 // reference (align/forward_backward.h) on random graphs with epsilon arcs, one frame to a few
 // hundred, unreachable utterances, graphs larger than a thread block, a batch run in halves for
-// want of room; and on the Kaldi data, scored by the CPU. Skips without a GPU.
+// want of room; and on the Kaldi data, scored by the CPU and by the device. Skips without a GPU.
 #include "kernels/cuda/cuda_forward_backward.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "formats/kaldi_fst.h"
 #include "formats/matrix_lookup.h"
 #include "kernels/cpu/cpu_scorer.h"
+#include "kernels/cuda/cuda_aligner.h"
 #include "tests/align_test_util.h"
 #include "tests/cuda_test_util.h"
 #include "tests/test_util.h"
@@ -23,14 +24,15 @@ namespace {
 
 using CudaForwardBackwardTest = WithCudaDevice<::testing::Test>;
 
-// The GPU's result equals the CPU's: the same verdict, the total within double rounding, and each
-// frame's posteriors within float rounding, summing to 1.
+// The GPU's result equals the CPU's: the same verdict, the total within double rounding (or
+// total_tolerance, where the scores differ), and each frame's posteriors within float rounding
+// (or posterior_tolerance), summing to 1.
 void ExpectSame(const PosteriorResult& gpu, const absl::StatusOr<ForwardBackwardResult>& cpu,
-                size_t u) {
+                size_t u, double total_tolerance = 0.0, float posterior_tolerance = 1e-5f) {
   ASSERT_EQ(gpu.reached_final, cpu.ok()) << "utterance " << u << ": " << cpu.status();
   if (!cpu.ok()) return;
   EXPECT_NEAR(gpu.total_log_likelihood, cpu->total_log_likelihood,
-              1e-9 * std::max(1.0, std::abs(cpu->total_log_likelihood)))
+              total_tolerance + 1e-9 * std::max(1.0, std::abs(cpu->total_log_likelihood)))
       << "utterance " << u;
   ASSERT_EQ(gpu.posteriors.size(), cpu->posteriors.size()) << "utterance " << u;
   for (size_t t = 0; t < cpu->posteriors.size(); ++t) {
@@ -41,11 +43,12 @@ void ExpectSame(const PosteriorResult& gpu, const absl::StatusOr<ForwardBackward
     EXPECT_NEAR(sum, 1.0, 1e-4) << "utterance " << u << ", frame " << t;
     for (const auto& [tid, p] : theirs) {
       const float q = mine.contains(tid) ? mine.at(tid) : 0.0f;
-      EXPECT_NEAR(q, p, 1e-5f) << "utterance " << u << ", frame " << t << ", tid " << tid;
+      EXPECT_NEAR(q, p, posterior_tolerance)
+          << "utterance " << u << ", frame " << t << ", tid " << tid;
     }
     for (const auto& [tid, p] : mine) {
       if (!theirs.contains(tid)) {
-        EXPECT_LT(p, 1e-30f) << "utterance " << u << ", tid " << tid;
+        EXPECT_LT(p, std::max(1e-30f, posterior_tolerance)) << "utterance " << u << ", tid " << tid;
       }
     }
   }
@@ -99,7 +102,7 @@ TEST_F(CudaForwardBackwardTest, EqualsTheCpuReferenceOnKaldisUtterances) {
   auto feats = MatrixLookup::Open("ark:" + DataPath("kaldi-mono/feats.ark"));
   ASSERT_TRUE(feats.ok()) << feats.status();
   std::vector<AlignGraph> prepared;
-  std::vector<Matrix> loglikes;
+  std::vector<Matrix> loglikes, features;
   std::string key;
   AlignGraph graph;
   while (*(*graphs)->Next(&key, &graph)) {
@@ -110,6 +113,7 @@ TEST_F(CudaForwardBackwardTest, EqualsTheCpuReferenceOnKaldisUtterances) {
     ASSERT_TRUE(AddTransitionProbs(model.hmm(), 1.0f, 0.1f, &graph).ok());
     prepared.push_back(graph);
     loglikes.push_back(std::move(ll));
+    features.push_back(*std::move(f));
   }
   ASSERT_EQ(prepared.size(), 6u);
   std::vector<ViterbiUtterance> batch;
@@ -120,6 +124,18 @@ TEST_F(CudaForwardBackwardTest, EqualsTheCpuReferenceOnKaldisUtterances) {
   ASSERT_TRUE(results.ok()) << results.status();
   for (size_t u = 0; u < prepared.size(); ++u) {
     ExpectSame((*results)[u], ForwardBackward(prepared[u], model.hmm(), loglikes[u], 0.1f), u);
+  }
+  // Scored on the device too (CudaAligner::Posteriors, what `gmmscore align --posteriors` runs
+  // on a GPU): within what the two scorers' 1e-3 differences make of it.
+  std::vector<AlignInput> inputs;
+  for (size_t u = 0; u < prepared.size(); ++u) inputs.push_back({&prepared[u], &features[u]});
+  auto aligner = CudaAligner::Create(model, 0);
+  ASSERT_TRUE(aligner.ok()) << aligner.status();
+  auto scored = (*aligner)->Posteriors(inputs, 0.1f);
+  ASSERT_TRUE(scored.ok()) << scored.status();
+  for (size_t u = 0; u < prepared.size(); ++u) {
+    ExpectSame((*scored)[u], ForwardBackward(prepared[u], model.hmm(), loglikes[u], 0.1f), u, 0.5,
+               2e-3f);
   }
 }
 

@@ -67,9 +67,12 @@ class TableAligner {
     }
     (void)AddTransitionProbs(model_->hmm(), options_.transition_scale, options_.self_loop_scale,
                              &graph);
+    // The posteriors are over the graph as it is, as the CPU path computes them.
+    std::optional<AlignGraph> for_posteriors;
+    if (out_.posteriors != nullptr) for_posteriors = graph;
     if (options_.careful) graph = MakeCarefulGraph(graph);
     queued_frames_ += feats.rows;
-    queue_.push_back({key, std::move(graph), std::move(feats)});
+    queue_.push_back({key, std::move(graph), std::move(feats), std::move(for_posteriors)});
     if (queue_.size() >= kBatchUtterances || queued_frames_ >= kBatchFrames) return Flush(aligner);
     return absl::OkStatus();
   }
@@ -80,6 +83,8 @@ class TableAligner {
     for (const Queued& q : queue_) batch.push_back({&q.graph, &q.feats});
     GMM_ASSIGN_OR_RETURN(const std::vector<ViterbiResult> results,
                          aligner->Align(batch, options_.acoustic_scale));
+    std::vector<AlignInput> aligned;  // for the posteriors: the utterances that aligned
+    std::vector<const std::string*> aligned_keys;
     for (size_t i = 0; i < queue_.size(); ++i) {
       const Queued& q = queue_[i];
       const ViterbiResult& r = results[i];
@@ -89,6 +94,17 @@ class TableAligner {
         continue;
       }
       GMM_RETURN_IF_ERROR(Write(q.key, r.transition_ids, r.score, r.frame_loglikes, q.feats.rows));
+      if (q.for_posteriors) {
+        aligned.push_back({&*q.for_posteriors, &q.feats});
+        aligned_keys.push_back(&q.key);
+      }
+    }
+    if (!aligned.empty()) {
+      GMM_ASSIGN_OR_RETURN(const std::vector<PosteriorResult> posteriors,
+                           aligner->Posteriors(aligned, options_.acoustic_scale));
+      for (size_t i = 0; i < aligned.size(); ++i) {
+        GMM_RETURN_IF_ERROR(out_.posteriors->Write(*aligned_keys[i], posteriors[i].posteriors));
+      }
     }
     queue_.clear();
     queued_frames_ = 0;
@@ -145,6 +161,7 @@ class TableAligner {
     std::string key;
     AlignGraph graph;
     Matrix feats;
+    std::optional<AlignGraph> for_posteriors;  // where --posteriors is asked
   };
 
   void Failed(const std::string& key, const absl::Status& status, int32_t frames) {

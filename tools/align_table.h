@@ -16,7 +16,7 @@
 #include "formats/kaldi_fst.h"
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_lookup.h"
-#include "kernels/batch_viterbi.h"
+#include "kernels/batch_aligner.h"
 #include "kernels/fused_scorer.h"
 #include "model/gmm_model.h"
 

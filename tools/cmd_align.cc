@@ -48,7 +48,7 @@ int RunAlign(int argc, char** argv) {
             "table of vectors: each utterance's acoustic log-likelihood per frame"})
       .Add({"posteriors", "WSPEC",
             "also write each utterance's forward-backward posteriors over transition-ids (Kaldi's "
-            "Posterior table, as gmm-acc-stats reads; --backend cpu)"})
+            "Posterior table, as gmm-acc-stats reads)"})
       .Add({"ctm", "WXFILENAME",
             "also write phone segments, as ali-to-phones --ctm-output: UTT 1 START DURATION PHONE "
             "(a file, - or '| command')"})
@@ -146,10 +146,6 @@ int RunAlign(int argc, char** argv) {
                                  .cpu_threads = int32_t(*threads)};
     auto backend = MakeAlignBackend(request, loaded->model);
     if (!backend.ok()) return Fail("align", backend.status());
-    if (posteriors != nullptr && backend->aligner != nullptr) {
-      return Fail("align", absl::UnimplementedError(
-                               "--posteriors is computed by the CPU aligner: use --backend cpu"));
-    }
     summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
                          graphs->get(), &*feats, outputs, kProgram, stderr);
   }

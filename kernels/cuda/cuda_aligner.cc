@@ -28,11 +28,44 @@ absl::StatusOr<std::unique_ptr<CudaAligner>> CudaAligner::Create(const GmmModel&
       aligner->workspace_->Reserve({kChunkFrames, model.dim(), model.num_states(), 1,
                                     aligner->resident_->SplitScratchFloats(kChunkFrames)}));
   GMM_ASSIGN_OR_RETURN(aligner->viterbi_, CudaViterbi::Create(device));
+  GMM_ASSIGN_OR_RETURN(aligner->forward_backward_, CudaForwardBackward::Create(device));
   return aligner;
 }
 
 absl::StatusOr<std::vector<ViterbiResult>> CudaAligner::Align(
     std::span<const AlignInput> utterances, float acoustic_scale) {
+  std::vector<ViterbiResult> results;
+  GMM_RETURN_IF_ERROR(ScoreThen(
+      utterances, true,
+      [&](std::span<const AlignGraph* const> graphs, std::span<const int32_t> frames,
+          const float* scores, cudaStream_t stream) -> absl::Status {
+        GMM_ASSIGN_OR_RETURN(
+            std::vector<ViterbiResult> some,
+            viterbi_->AlignOnDevice(graphs, frames, scores, model_.hmm(), acoustic_scale, stream));
+        for (ViterbiResult& r : some) results.push_back(std::move(r));
+        return absl::OkStatus();
+      }));
+  return results;
+}
+
+absl::StatusOr<std::vector<PosteriorResult>> CudaAligner::Posteriors(
+    std::span<const AlignInput> utterances, float acoustic_scale) {
+  std::vector<PosteriorResult> results;
+  GMM_RETURN_IF_ERROR(ScoreThen(
+      utterances, false,
+      [&](std::span<const AlignGraph* const> graphs, std::span<const int32_t> frames,
+          const float* scores, cudaStream_t stream) -> absl::Status {
+        GMM_ASSIGN_OR_RETURN(std::vector<PosteriorResult> some,
+                             forward_backward_->RunOnDevice(graphs, frames, scores, model_.hmm(),
+                                                            acoustic_scale, stream));
+        for (PosteriorResult& r : some) results.push_back(std::move(r));
+        return absl::OkStatus();
+      }));
+  return results;
+}
+
+absl::Status CudaAligner::ScoreThen(std::span<const AlignInput> utterances, bool with_backpointers,
+                                    const AfterScoring& then) {
   const int32_t dim = model_.dim(), pdfs = model_.num_states();
   std::vector<const AlignGraph*> graphs;
   std::vector<int32_t> frames;
@@ -46,25 +79,23 @@ absl::StatusOr<std::vector<ViterbiResult>> CudaAligner::Align(
     total += utterances[u].feats->rows;
     backpointers += int64_t(utterances[u].feats->rows + 1) * utterances[u].graph->num_states();
   }
-  if (total == 0) return viterbi_->Align({}, model_.hmm(), acoustic_scale);
+  if (total == 0) return then(graphs, frames, nullptr, nullptr);
   const int device = resident_->device();
   GMM_RETURN_IF_ERROR(SelectDevice(device));
   // A batch whose back-pointers do not fit is aligned half at a time; a single utterance's are
-  // held a segment at a time by the Viterbi (cuda_viterbi.h), so only its scores must fit.
+  // held a segment at a time by the Viterbi (cuda_viterbi.h), so only its scores must fit. The
+  // forward-backward halves its batch itself.
   const int64_t bytes =
-      (total * (dim + pdfs) + (utterances.size() > 1 ? backpointers : 0)) * int64_t(sizeof(float));
+      (total * (dim + pdfs) + (with_backpointers && utterances.size() > 1 ? backpointers : 0)) *
+      int64_t(sizeof(float));
   if (absl::Status room = CheckDeviceRoom(
           device, bytes,
           absl::StrCat("the features, scores and back-pointers of ", total, " frames need"));
       !room.ok()) {
     if (utterances.size() < 2) return room;
     const size_t half = utterances.size() / 2;
-    GMM_ASSIGN_OR_RETURN(std::vector<ViterbiResult> first,
-                         Align(utterances.first(half), acoustic_scale));
-    GMM_ASSIGN_OR_RETURN(std::vector<ViterbiResult> second,
-                         Align(utterances.subspan(half), acoustic_scale));
-    for (ViterbiResult& r : second) first.push_back(std::move(r));
-    return first;
+    GMM_RETURN_IF_ERROR(ScoreThen(utterances.first(half), with_backpointers, then));
+    return ScoreThen(utterances.subspan(half), with_backpointers, then);
   }
   GMM_ASSIGN_OR_RETURN(auto feats, DeviceArray<float>::Allocate(size_t(total) * size_t(dim)));
   GMM_ASSIGN_OR_RETURN(auto scores, DeviceArray<float>::Allocate(size_t(total) * size_t(pdfs)));
@@ -86,8 +117,7 @@ absl::StatusOr<std::vector<ViterbiResult>> CudaAligner::Align(
                                           scores.get() + first * pdfs, buffers.split_scratch,
                                           buffers.stream));
   }
-  return viterbi_->AlignOnDevice(graphs, frames, scores.get(), model_.hmm(), acoustic_scale,
-                                 buffers.stream);
+  return then(graphs, frames, scores.get(), buffers.stream);
 }
 
 }  // namespace gmmscore

@@ -20,9 +20,9 @@ absl::StatusOr<std::unique_ptr<CudaForwardBackward>> CudaForwardBackward::Create
 absl::StatusOr<std::vector<PosteriorResult>> CudaForwardBackward::Run(
     std::span<const ViterbiUtterance> utterances, const TransitionModel& model,
     float acoustic_scale) {
-  if (utterances.empty()) return std::vector<PosteriorResult>();
   std::vector<const AlignGraph*> graphs;
   std::vector<int32_t> frames;
+  int64_t rows = 0;
   for (size_t u = 0; u < utterances.size(); ++u) {
     const Matrix& ll = *utterances[u].loglikes;
     if (ll.cols != model.NumPdfs()) {
@@ -31,9 +31,30 @@ absl::StatusOr<std::vector<PosteriorResult>> CudaForwardBackward::Run(
     }
     graphs.push_back(utterances[u].graph);
     frames.push_back(ll.rows);
+    rows += ll.rows;
   }
+  GMM_RETURN_IF_ERROR(SelectDevice(device_));
+  GMM_RETURN_IF_ERROR(CheckDeviceRoom(device_, rows * model.NumPdfs() * 4,
+                                      absl::StrCat("the scores of ", rows, " frames need")));
+  GMM_ASSIGN_OR_RETURN(auto d_scores,
+                       DeviceArray<float>::Allocate(size_t(rows) * size_t(model.NumPdfs())));
+  float* at = d_scores.get();
+  for (const ViterbiUtterance& u : utterances) {
+    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, u.loglikes->data.data(),
+                                        u.loglikes->data.size() * sizeof(float),
+                                        cudaMemcpyHostToDevice));
+    at += u.loglikes->data.size();
+  }
+  return RunOnDevice(graphs, frames, d_scores.get(), model, acoustic_scale, nullptr);
+}
+
+absl::StatusOr<std::vector<PosteriorResult>> CudaForwardBackward::RunOnDevice(
+    std::span<const AlignGraph* const> graphs, std::span<const int32_t> frames,
+    const float* device_scores, const TransitionModel& model, float acoustic_scale,
+    cudaStream_t stream) {
+  if (graphs.empty()) return std::vector<PosteriorResult>();
   GMM_ASSIGN_OR_RETURN(const PackedGraphs p, PackGraphs(graphs, frames, model));
-  const int32_t count = int32_t(utterances.size());
+  const int32_t count = int32_t(graphs.size());
   std::vector<int32_t> arc_offset;
   std::vector<int64_t> alpha_offset, gamma_offset;
   int64_t alphas = 0, gammas = 0;
@@ -46,8 +67,8 @@ absl::StatusOr<std::vector<PosteriorResult>> CudaForwardBackward::Run(
     alphas += int64_t(frames[size_t(u)] + 1) * n;
     gammas += int64_t(frames[size_t(u)]) * arcs;
   }
-  const int64_t bytes = p.frames * model.NumPdfs() * 4 + alphas * 8 + gammas * 4 +
-                        p.states * (3 * 8 + 12) + int64_t(p.arc_source.size()) * 24;
+  const int64_t bytes =
+      alphas * 8 + gammas * 4 + p.states * (3 * 8 + 12) + int64_t(p.arc_source.size()) * 24;
   GMM_RETURN_IF_ERROR(SelectDevice(device_));
   if (absl::Status room =
           CheckDeviceRoom(device_, bytes,
@@ -56,22 +77,19 @@ absl::StatusOr<std::vector<PosteriorResult>> CudaForwardBackward::Run(
                           memory_budget_);
       !room.ok()) {
     if (count < 2) return room;
-    const size_t half = utterances.size() / 2;
+    // Half the utterances at a time: the second half's scores follow the first half's.
+    const size_t half = graphs.size() / 2;
+    int64_t first_rows = 0;
+    for (size_t u = 0; u < half; ++u) first_rows += frames[u];
     GMM_ASSIGN_OR_RETURN(std::vector<PosteriorResult> first,
-                         Run(utterances.first(half), model, acoustic_scale));
-    GMM_ASSIGN_OR_RETURN(std::vector<PosteriorResult> second,
-                         Run(utterances.subspan(half), model, acoustic_scale));
+                         RunOnDevice(graphs.first(half), frames.first(half), device_scores, model,
+                                     acoustic_scale, stream));
+    GMM_ASSIGN_OR_RETURN(
+        std::vector<PosteriorResult> second,
+        RunOnDevice(graphs.subspan(half), frames.subspan(half),
+                    device_scores + first_rows * model.NumPdfs(), model, acoustic_scale, stream));
     for (PosteriorResult& r : second) first.push_back(std::move(r));
     return first;
-  }
-  GMM_ASSIGN_OR_RETURN(auto d_scores,
-                       DeviceArray<float>::Allocate(size_t(p.frames) * size_t(model.NumPdfs())));
-  float* at = d_scores.get();
-  for (const ViterbiUtterance& u : utterances) {
-    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, u.loglikes->data.data(),
-                                        u.loglikes->data.size() * sizeof(float),
-                                        cudaMemcpyHostToDevice));
-    at += u.loglikes->data.size();
   }
   GMM_ASSIGN_OR_RETURN(auto d_state_offset, UploadToDevice(p.state_offset));
   GMM_ASSIGN_OR_RETURN(auto d_num_states, UploadToDevice(p.num_states));
@@ -114,15 +132,15 @@ absl::StatusOr<std::vector<PosteriorResult>> CudaForwardBackward::Run(
   b.arc_pdf = d_pdf.get();
   b.arc_weight = d_weight.get();
   b.out_arc = d_out_arc.get();
-  b.loglikes = d_scores.get();
+  b.loglikes = device_scores;
   b.num_pdfs = model.NumPdfs();
   b.acoustic_scale = acoustic_scale;
   b.scratch = d_scratch.get();
   b.alpha = d_alpha.get();
   b.gamma = d_gamma.get();
   b.total = d_total.get();
-  GMM_RETURN_IF_ERROR(LaunchForwardBackwardBatch(b, nullptr));
-  GMM_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  GMM_RETURN_IF_ERROR(LaunchForwardBackwardBatch(b, stream));
+  GMM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
 
   std::vector<double> totals(static_cast<size_t>(count));
   std::vector<float> gamma(static_cast<size_t>(gammas));
