@@ -3,7 +3,7 @@
 // thread, and all threads each aligning its own utterances as `-j N` jobs would) and by the GPU
 // (CudaAligner: features up, scored into device memory by the fast kernels, one batched exact
 // Viterbi launch, alignments down), on the same utterances in the same run; the CPU's scoring and
-// Viterbi timed apart. Cases:
+// Viterbi timed apart; and the forward-backward posteriors, CPU (one thread) and GPU. Cases:
 //   i    the Kaldi monophone data (kaldi-mono/ of tests/data, or of $GMMSCORE_TESTDATA: final.mdl,
 //        graphs.fsts, feats.ark; acoustic and self-loop scale 0.1), its 6 utterances repeated 200
 //        times;
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "align/faster_viterbi.h"
+#include "align/forward_backward.h"
 #include "align/transition_probs.h"
 #include "formats/kaldi_fst.h"
 #include "formats/matrix_lookup.h"
@@ -121,7 +122,7 @@ struct Workload {
 };
 
 struct CpuTimes {
-  double score_s = 0.0, viterbi_s = 0.0;
+  double score_s = 0.0, viterbi_s = 0.0, forward_backward_s = 0.0;
   std::vector<std::vector<int32_t>> paths;
   std::vector<double> scores;  // -(graph cost + acoustic_scale x acoustic cost), as the GPU's
   std::vector<bool> reached_final;
@@ -150,6 +151,10 @@ absl::StatusOr<CpuTimes> CpuOneThread(const GmmModel& model, const Workload& w, 
     times.paths.push_back(path ? path->transition_ids : std::vector<int32_t>());
     times.scores.push_back(PathScore(path));
     times.reached_final.push_back(decoder.ReachedFinal());
+    start = Clock::now();
+    GMM_RETURN_IF_ERROR(
+        ForwardBackward(w.graphs[u], model.hmm(), loglikes, kAcousticScale).status());
+    times.forward_backward_s += Seconds(start);
   }
   return times;
 }
@@ -183,6 +188,7 @@ absl::StatusOr<double> CpuAllThreads(const GmmModel& model, const Workload& w, s
 
 struct GpuRun {
   double seconds = 0.0;
+  double posteriors_seconds = 0.0;  // 0: not run
   std::vector<ViterbiResult> results;
   bool checkpointed = false;
 };
@@ -197,6 +203,12 @@ absl::StatusOr<GpuRun> Gpu(const GmmModel& model, const Workload& w) {
   GMM_ASSIGN_OR_RETURN(run.results, aligner->Align(batch, kAcousticScale));
   run.seconds = Seconds(start);
   run.checkpointed = aligner->viterbi().checkpointed();
+  if (!run.checkpointed) {  // the forward layers of an utterance are kept whole
+    GMM_RETURN_IF_ERROR(aligner->Posteriors({batch.data(), 1}, kAcousticScale).status());
+    const Clock::time_point fb_start = Clock::now();
+    GMM_RETURN_IF_ERROR(aligner->Posteriors(batch, kAcousticScale).status());
+    run.posteriors_seconds = Seconds(fb_start);
+  }
   return run;
 }
 
@@ -238,6 +250,7 @@ absl::Status Report(const GmmModel& model, const Workload& w, size_t cpu_n, size
     Row("CPU 1 thread: CpuScorer", cpu_n, frames, cpu.score_s);
     Row("CPU 1 thread: Viterbi, beam 200", cpu_n, frames, cpu.viterbi_s);
     Row("CPU 1 thread: both", cpu_n, frames, cpu.score_s + cpu.viterbi_s);
+    Row("CPU 1 thread: forward-backward (posteriors)", cpu_n, frames, cpu.forward_backward_s);
     GMM_ASSIGN_OR_RETURN(const double all_s, CpuAllThreads(model, w, all_n, threads));
     char label[96];
     std::snprintf(label, sizeof label, "CPU %d threads, an utterance each: both", threads);
@@ -248,6 +261,10 @@ absl::Status Report(const GmmModel& model, const Workload& w, size_t cpu_n, size
   Row(gpu.checkpointed ? "GPU CudaAligner, checkpointed traceback: all, transfers incl."
                        : "GPU CudaAligner: scoring + Viterbi, transfers incl.",
       w.feats.size(), frames, gpu.seconds);
+  if (gpu.posteriors_seconds > 0.0) {
+    Row("GPU CudaAligner: scoring + forward-backward, transfers incl.", w.feats.size(), frames,
+        gpu.posteriors_seconds);
+  }
   int32_t aligned = 0, same = 0;
   for (const ViterbiResult& r : gpu.results) aligned += r.reached_final;
   for (size_t u = 0; u < cpu.paths.size(); ++u) {

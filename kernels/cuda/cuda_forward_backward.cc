@@ -1,7 +1,7 @@
 #include "kernels/cuda/cuda_forward_backward.h"
 
+#include <algorithm>
 #include <limits>
-#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_buffers.h"
@@ -157,14 +157,25 @@ absl::StatusOr<std::vector<PosteriorResult>> CudaForwardBackward::RunOnDevice(
     const int32_t a0 = arc_offset[size_t(u)];
     const int32_t g0 = p.state_offset[size_t(u)];
     const int32_t arcs = p.in_begin[size_t(g0 + p.num_states[size_t(u)])] - a0;
+    // Each arc's slot among the utterance's distinct transition-ids, in increasing order: a
+    // frame's posteriors are summed into the slots, then read out in that order.
+    std::vector<int32_t> tids(p.arc_tid.begin() + a0, p.arc_tid.begin() + a0 + arcs);
+    std::sort(tids.begin(), tids.end());
+    tids.erase(std::unique(tids.begin(), tids.end()), tids.end());
+    std::vector<int32_t> slot(static_cast<size_t>(arcs));
+    for (int32_t i = 0; i < arcs; ++i) {
+      slot[size_t(i)] = int32_t(
+          std::lower_bound(tids.begin(), tids.end(), p.arc_tid[size_t(a0 + i)]) - tids.begin());
+    }
+    std::vector<double> sums(tids.size(), 0.0);
     r.posteriors.resize(size_t(frames[size_t(u)]));
     for (int32_t t = 0; t < frames[size_t(u)]; ++t) {
       const float* row = gamma.data() + gamma_offset[size_t(u)] + int64_t(t) * arcs;
-      std::map<int32_t, double> by_tid;
-      for (int32_t i = 0; i < arcs; ++i) {
-        if (row[i] > 0.0f) by_tid[p.arc_tid[size_t(a0 + i)]] += row[i];
+      for (int32_t i = 0; i < arcs; ++i) sums[size_t(slot[size_t(i)])] += row[i];
+      for (size_t k = 0; k < tids.size(); ++k) {
+        if (sums[k] > 0.0) r.posteriors[size_t(t)].emplace_back(tids[k], float(sums[k]));
+        sums[k] = 0.0;
       }
-      for (const auto& [tid, w] : by_tid) r.posteriors[size_t(t)].emplace_back(tid, float(w));
     }
   }
   return results;
