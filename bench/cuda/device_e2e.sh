@@ -13,6 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 [ -d lib ] || { mkdir lib && tar xzf lib.tar.gz -C lib; }
+[ -x gmmscored ] || tar xzf bin.tar.gz
 out="${OUT:-.}"
 export LD_LIBRARY_PATH="$PWD/lib"
 seconds=${1:?usage: device_e2e.sh SECONDS STREAMS [STREAMS ...]}

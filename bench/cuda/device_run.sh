@@ -6,6 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 [ -d lib ] || { mkdir lib && tar xzf lib.tar.gz -C lib; }
+[ -x gmmscored ] || tar xzf bin.tar.gz
 out="${OUT:-.}"
 # The tests' data: tests/data of the checkout the bundle sits in (the path compiled into the test
 # binaries is the build machine's).

@@ -3,10 +3,10 @@
 # daemon's, and the Align RPC's on the GPU),
 # cuda_bench, cuda_launch_bench, em_bench, gmmscored and gmmscore, the scripts that run them
 # (device_run.sh, device_e2e.sh), and the shared libraries the binaries load (Abseil, Highway,
-# OpenMP, gRPC, protobuf, OpenBLAS, ...: the GPU machine has none of them), packed in lib.tar.gz
-# to stay under the carry limit; the scripts unpack it. Left out: the C and C++ runtimes, the
-# NVIDIA driver and cuBLAS, which the GPU machine's CUDA installation provides (libcublasLt alone
-# is over 500 MB).
+# OpenMP, gRPC, protobuf, OpenBLAS, ...: the GPU machine has none of them). The binaries
+# (stripped) and the libraries are packed in bin.tar.gz and lib.tar.gz to stay under the carry
+# limit; the scripts unpack them. Left out: the C and C++ runtimes, the NVIDIA driver and cuBLAS,
+# which the GPU machine's CUDA installation provides (libcublasLt alone is over 500 MB).
 # Usage: bench/cuda/make_device_bundle.sh [BUILD_DIR]   (default build; a relative BUILD_DIR is
 # taken from the current directory; the bundle goes to the repo root's .device-bundle/)
 set -euo pipefail
@@ -23,10 +23,14 @@ binaries=("$build/tests/cuda_fidelity_test" "$build/tests/cuda_scorer_test" "$bu
   "$build/bench/cuda_bench" "$build/bench/cuda_launch_bench" "$build/bench/cuda_align_bench"
   "$build/bench/em_bench"
   "$build/server/gmmscored" "$build/tools/gmmscore")
-cp "${binaries[@]}" bench/cuda/device_run.sh bench/cuda/device_e2e.sh "$bundle/"
+cp bench/cuda/device_run.sh bench/cuda/device_e2e.sh "$bundle/"
+mkdir -p "$bundle/bin"
+cp "${binaries[@]}" "$bundle/bin/"
+strip --strip-unneeded "$bundle"/bin/*  # symbol tables: a third of each binary
 ldd "${binaries[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libnvidia[^/]*|libcublas|libcublasLt)\.so' |
   xargs -r cp -L -t "$bundle/lib/"
 tar czf "$bundle/lib.tar.gz" -C "$bundle/lib" .
-rm -rf "$bundle/lib"
+tar czf "$bundle/bin.tar.gz" -C "$bundle/bin" .
+rm -rf "$bundle/lib" "$bundle/bin"
 du -sh "$bundle"
