@@ -156,26 +156,19 @@ class AlignCall final : public WindowSink, public std::enable_shared_from_this<A
     job.model = &tm;  // the entry, which the callback's call holds, keeps it
     job.acoustic_scale = options_.acoustic_scale;
     job.done = [self = shared_from_this()](absl::StatusOr<ViterbiResult> result) {
-      self->Guarded([&] { return self->Respond(std::move(result)); });
+      self->Guarded([&] { return self->RespondFromGpu(std::move(result)); });
     };
     services_.viterbi->Submit(std::move(job));
     return absl::OkStatus();
   }
 
-  absl::Status Respond(absl::StatusOr<ViterbiResult> result) {
+  absl::Status RespondFromGpu(absl::StatusOr<ViterbiResult> result) {
     GMM_RETURN_IF_ERROR(result.status());
     if (!result->reached_final) {
       return absl::FailedPreconditionError(
           absl::StrCat("no path reached a final state, len = ", frames_));
     }
-    response_->set_utterance_id(request_->utterance_id());
-    for (int32_t tid : result->transition_ids) response_->add_transition_ids(tid);
-    response_->set_log_likelihood(result->score / options_.acoustic_scale);
-    response_->set_score(result->score);
-    response_->set_retried(false);
-    response_->mutable_model()->set_name(entry_->name());
-    response_->mutable_model()->set_version(entry_->version());
-    Finish(absl::OkStatus());
+    Respond(result->transition_ids, result->score, /*retried=*/false);
     return absl::OkStatus();
   }
 
@@ -189,15 +182,21 @@ class AlignCall final : public WindowSink, public std::enable_shared_from_this<A
                               : aligned.status.code(),
                           aligned.status.message());
     }
+    Respond(aligned.transition_ids, aligned.score, aligned.retried);
+    return absl::OkStatus();
+  }
+
+  // The alignment as the response, and the call finished. The log-likelihood is the score over
+  // the acoustic scale, as Kaldi's per-frame average sums it.
+  void Respond(const std::vector<int32_t>& transition_ids, float score, bool retried) {
     response_->set_utterance_id(request_->utterance_id());
-    for (int32_t tid : aligned.transition_ids) response_->add_transition_ids(tid);
-    response_->set_log_likelihood(aligned.log_likelihood);
-    response_->set_score(aligned.score);
-    response_->set_retried(aligned.retried);
+    for (int32_t tid : transition_ids) response_->add_transition_ids(tid);
+    response_->set_log_likelihood(score / options_.acoustic_scale);
+    response_->set_score(score);
+    response_->set_retried(retried);
     response_->mutable_model()->set_name(entry_->name());
     response_->mutable_model()->set_version(entry_->version());
     Finish(absl::OkStatus());
-    return absl::OkStatus();
   }
 
   void Finish(const absl::Status& status) {
