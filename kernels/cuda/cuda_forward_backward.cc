@@ -20,32 +20,9 @@ absl::StatusOr<std::unique_ptr<CudaForwardBackward>> CudaForwardBackward::Create
 absl::StatusOr<std::vector<PosteriorResult>> CudaForwardBackward::Run(
     std::span<const ViterbiUtterance> utterances, const TransitionModel& model,
     float acoustic_scale) {
-  std::vector<const AlignGraph*> graphs;
-  std::vector<int32_t> frames;
-  int64_t rows = 0;
-  for (size_t u = 0; u < utterances.size(); ++u) {
-    const Matrix& ll = *utterances[u].loglikes;
-    if (ll.cols != model.NumPdfs()) {
-      return absl::InvalidArgumentError(absl::StrCat("utterance ", u, ": scores for ", ll.cols,
-                                                     " pdfs, the model has ", model.NumPdfs()));
-    }
-    graphs.push_back(utterances[u].graph);
-    frames.push_back(ll.rows);
-    rows += ll.rows;
-  }
   GMM_RETURN_IF_ERROR(SelectDevice(device_));
-  GMM_RETURN_IF_ERROR(CheckDeviceRoom(device_, rows * model.NumPdfs() * 4,
-                                      absl::StrCat("the scores of ", rows, " frames need")));
-  GMM_ASSIGN_OR_RETURN(auto d_scores,
-                       DeviceArray<float>::Allocate(size_t(rows) * size_t(model.NumPdfs())));
-  float* at = d_scores.get();
-  for (const ViterbiUtterance& u : utterances) {
-    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, u.loglikes->data.data(),
-                                        u.loglikes->data.size() * sizeof(float),
-                                        cudaMemcpyHostToDevice));
-    at += u.loglikes->data.size();
-  }
-  return RunOnDevice(graphs, frames, d_scores.get(), model, acoustic_scale, nullptr);
+  GMM_ASSIGN_OR_RETURN(const UploadedScores up, UploadScores(utterances, model, device_));
+  return RunOnDevice(up.graphs, up.frames, up.scores.get(), model, acoustic_scale, nullptr);
 }
 
 absl::StatusOr<std::vector<PosteriorResult>> CudaForwardBackward::RunOnDevice(

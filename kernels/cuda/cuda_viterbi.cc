@@ -63,33 +63,9 @@ absl::StatusOr<std::unique_ptr<CudaViterbi>> CudaViterbi::Create(int device) {
 absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::Align(
     std::span<const ViterbiUtterance> utterances, const TransitionModel& model,
     float acoustic_scale) {
-  std::vector<const AlignGraph*> graphs;
-  std::vector<int32_t> frames;
-  int64_t rows = 0;
-  for (size_t u = 0; u < utterances.size(); ++u) {
-    const Matrix& ll = *utterances[u].loglikes;
-    if (ll.cols != model.NumPdfs()) {
-      return absl::InvalidArgumentError(absl::StrCat("utterance ", u, ": scores for ", ll.cols,
-                                                     " pdfs, the model has ", model.NumPdfs()));
-    }
-    graphs.push_back(utterances[u].graph);
-    frames.push_back(ll.rows);
-    rows += ll.rows;
-  }
   GMM_RETURN_IF_ERROR(SelectDevice(device_));
-  const int64_t score_bytes = rows * model.NumPdfs() * int64_t(sizeof(float));
-  GMM_RETURN_IF_ERROR(
-      CheckDeviceRoom(device_, score_bytes, absl::StrCat("the scores of ", rows, " frames need")));
-  GMM_ASSIGN_OR_RETURN(auto scores,
-                       DeviceArray<float>::Allocate(size_t(rows) * size_t(model.NumPdfs())));
-  float* at = scores.get();
-  for (const ViterbiUtterance& u : utterances) {
-    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, u.loglikes->data.data(),
-                                        u.loglikes->data.size() * sizeof(float),
-                                        cudaMemcpyHostToDevice));
-    at += u.loglikes->data.size();
-  }
-  return AlignOnDevice(graphs, frames, scores.get(), model, acoustic_scale, nullptr);
+  GMM_ASSIGN_OR_RETURN(const UploadedScores up, UploadScores(utterances, model, device_));
+  return AlignOnDevice(up.graphs, up.frames, up.scores.get(), model, acoustic_scale, nullptr);
 }
 
 absl::StatusOr<std::vector<ViterbiResult>> CudaViterbi::AlignOnDevice(

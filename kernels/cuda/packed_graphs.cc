@@ -1,6 +1,8 @@
 #include "kernels/cuda/packed_graphs.h"
 
 #include "absl/strings/str_cat.h"
+#include "kernels/cuda/cuda_device.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 
@@ -57,6 +59,34 @@ absl::StatusOr<PackedGraphs> PackGraphs(std::span<const AlignGraph* const> graph
   p.in_begin.push_back(int32_t(p.arc_source.size()));
   p.out_begin.push_back(int32_t(p.out_arc.size()));
   return p;
+}
+
+absl::StatusOr<UploadedScores> UploadScores(std::span<const ViterbiUtterance> utterances,
+                                            const TransitionModel& model, int device) {
+  UploadedScores up;
+  int64_t rows = 0;
+  for (size_t u = 0; u < utterances.size(); ++u) {
+    const Matrix& ll = *utterances[u].loglikes;
+    if (ll.cols != model.NumPdfs()) {
+      return absl::InvalidArgumentError(absl::StrCat("utterance ", u, ": scores for ", ll.cols,
+                                                     " pdfs, the model has ", model.NumPdfs()));
+    }
+    up.graphs.push_back(utterances[u].graph);
+    up.frames.push_back(ll.rows);
+    rows += ll.rows;
+  }
+  GMM_RETURN_IF_ERROR(CheckDeviceRoom(device, rows * model.NumPdfs() * int64_t(sizeof(float)),
+                                      absl::StrCat("the scores of ", rows, " frames need")));
+  GMM_ASSIGN_OR_RETURN(up.scores,
+                       DeviceArray<float>::Allocate(size_t(rows) * size_t(model.NumPdfs())));
+  float* at = up.scores.get();
+  for (const ViterbiUtterance& u : utterances) {
+    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, u.loglikes->data.data(),
+                                        u.loglikes->data.size() * sizeof(float),
+                                        cudaMemcpyHostToDevice));
+    at += u.loglikes->data.size();
+  }
+  return up;
 }
 
 }  // namespace gmmscore

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/batch_viterbi.h"
+#include "kernels/cuda/cuda_buffers.h"
 #include "model/align_graph.h"
 #include "model/transition_model.h"
 
@@ -36,5 +38,18 @@ struct PackedGraphs {
 absl::StatusOr<PackedGraphs> PackGraphs(std::span<const AlignGraph* const> graphs,
                                         std::span<const int32_t> frames,
                                         const TransitionModel& model);
+
+// Utterances' host scores on the device, one after another, with their graphs and frame counts:
+// what CudaViterbi::Align and CudaForwardBackward::Run pass on to their *OnDevice forms.
+struct UploadedScores {
+  std::vector<const AlignGraph*> graphs;
+  std::vector<int32_t> frames;
+  DeviceArray<float> scores;
+};
+
+// InvalidArgument naming the utterance whose scores are not for the model's pdfs;
+// ResourceExhausted where `device` (the current device) has no room for them.
+absl::StatusOr<UploadedScores> UploadScores(std::span<const ViterbiUtterance> utterances,
+                                            const TransitionModel& model, int device);
 
 }  // namespace gmmscore
