@@ -1,13 +1,16 @@
-// The GPU E-step (kernels/cuda/cuda_gmm_statistics, em_stats_kernel) against the CPU's float64
-// statistics (train/accumulate): one EM iteration's re-estimated weights, means and variances
-// within 1e-4 relative, on single GMMs with Gaussian counts that are not a multiple of the tile,
-// dimensions 13, 39 and 128, one frame, frames far from the means, tiny variances far from the
-// origin (where float32 sums of x^2 would cancel); streamed in chunks equals resident; sums
-// accumulate across calls and devices' worth of AddTo.
+// The GPU E-step (kernels/cuda/cuda_gmm_statistics: the tensor-core kernels of em_tensor_kernel
+// for the Gaussians they keep accurate, em_stats_kernel for the rest, and the exact kernels alone)
+// against the CPU's float64 statistics (train/accumulate): one EM iteration's re-estimated
+// weights, means and variances within 1e-4 relative, on single GMMs with Gaussian counts that are
+// not a multiple of the tile, dimensions 13, 39, 40 and 128, one frame, frames far from the means,
+// tiny variances far from the origin (where float32 sums of x^2 would cancel), and clusters of
+// Gaussians far apart (some to each path); streamed in chunks equals resident; sums accumulate
+// across calls and devices' worth of AddTo.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_gmm_statistics.h"
@@ -76,44 +79,95 @@ struct Case {
   int32_t gauss, dim, frames;
   double sigmas;
   float mean_offset, min_var, max_var;
+  float mean_scale = 3.0f;  // RandomModelOptions' default
+  // With the tensor cores allowed: whether they take nine tenths of the Gaussians or more (a
+  // block that would hold fewer than 16 goes to the exact kernels), fewer, or none.
+  enum { kMost, kSome, kNone } tensor = kMost;
 };
+
+// A GMM whose second half of Gaussians sits `distance` away from the first in every dimension.
+GmmModel TwoClusters(int32_t gauss, int32_t dim, float distance) {
+  RandomModelOptions options;
+  options.num_states = 1;
+  options.dim = dim;
+  options.min_gauss = options.max_gauss = gauss;
+  options.min_var = 0.05f;
+  options.max_var = 0.5f;
+  options.mean_scale = 1.0f;
+  GmmModelSpec spec = RandomModel(options, 23).spec();
+  for (int32_t g = gauss / 2; g < gauss; ++g) {
+    for (int32_t d = 0; d < dim; ++d) spec.means[size_t(g) * dim + d] += distance;
+  }
+  auto model = GmmModel::Create(std::move(spec));
+  EXPECT_TRUE(model.ok()) << model.status();
+  return *std::move(model);
+}
+
+void ExpectOneIterationMatches(const GmmModel& model, const Case& c, bool tensor_cores) {
+  const Matrix frames = Sample(model, 0, c.frames, c.sigmas, 3);
+  GmmStats cpu = GmmStats::ForModel(model, kGmmAll), gpu = cpu;
+  ASSERT_TRUE(
+      GmmAccumulator(model).AccumulateFrames(0, frames.data.data(), frames.rows, 0, &cpu).ok());
+  auto stats = CudaGmmStatistics::Create(model, 0, {.tensor_cores = tensor_cores});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const int32_t tensor = (*stats)->tensor_gaussians();
+  if (!tensor_cores || c.tensor == Case::kNone) {
+    EXPECT_EQ(tensor, 0);
+  } else if (c.tensor == Case::kMost) {
+    EXPECT_GE(10 * tensor, 9 * c.gauss);
+  } else {
+    EXPECT_GT(tensor, 0);
+    EXPECT_LT(tensor, c.gauss);
+  }
+  ASSERT_TRUE((*stats)->AccumulateHost(frames.data.data(), frames.rows).ok());
+  ASSERT_TRUE((*stats)->AddTo(&gpu).ok());
+  if (c.frames == 1) {
+    for (size_t g = 0; g < cpu.occupancy.size(); ++g) {
+      EXPECT_NEAR(gpu.occupancy[g], cpu.occupancy[g], 1e-5);
+    }
+    EXPECT_NEAR(gpu.total_log_like, cpu.total_log_like, 1e-3);
+    return;
+  }
+  ExpectSameUpdate(model, gpu, cpu);
+}
 
 TEST_F(CudaEmStatsTest, OneIterationMatchesTheCpuFloat64Statistics) {
   const Case cases[] = {
       {"37 Gaussians, dimension 13", 37, 13, 20000, 1.0, 0.0f, 0.2f, 4.0f},
       {"200 Gaussians, dimension 39", 200, 39, 30000, 1.0, -20.0f, 0.2f, 4.0f},
-      {"70 Gaussians, dimension 128", 70, 128, 8000, 1.0, 0.0f, 0.2f, 4.0f},
+      {"300 Gaussians, dimension 40, means too spread for the tensor cores", 300, 40, 30000, 1.0,
+       5.0f, 0.2f, 4.0f, 6.0f, Case::kNone},
+      {"70 Gaussians, dimension 128", 70, 128, 8000, 1.0, 0.0f, 0.2f, 4.0f, 3.0f, Case::kNone},
       {"far from the means", 37, 13, 20000, 8.0, 0.0f, 0.2f, 4.0f},
-      {"tiny variances at 100", 50, 13, 20000, 1.0, 100.0f, 1e-3f, 1e-2f},
+      {"tiny variances at 100", 50, 13, 20000, 1.0, 100.0f, 1e-3f, 1e-2f, 3.0f, Case::kNone},
       {"one frame", 37, 13, 1, 1.0, 0.0f, 0.2f, 4.0f},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    RandomModelOptions options;
-    options.num_states = 1;
-    options.dim = c.dim;
-    options.min_gauss = options.max_gauss = c.gauss;
-    options.mean_offset = c.mean_offset;
-    options.min_var = c.min_var;
-    options.max_var = c.max_var;
-    const GmmModel model = RandomModel(options, 17);
-    const Matrix frames = Sample(model, 0, c.frames, c.sigmas, 3);
-    GmmStats cpu = GmmStats::ForModel(model, kGmmAll), gpu = cpu;
-    ASSERT_TRUE(
-        GmmAccumulator(model).AccumulateFrames(0, frames.data.data(), frames.rows, 0, &cpu).ok());
-    auto stats = CudaGmmStatistics::Create(model, 0, {});
-    ASSERT_TRUE(stats.ok()) << stats.status();
-    ASSERT_TRUE((*stats)->AccumulateHost(frames.data.data(), frames.rows).ok());
-    ASSERT_TRUE((*stats)->AddTo(&gpu).ok());
-    if (c.frames == 1) {
-      for (size_t g = 0; g < cpu.occupancy.size(); ++g) {
-        EXPECT_NEAR(gpu.occupancy[g], cpu.occupancy[g], 1e-5);
-      }
-      EXPECT_NEAR(gpu.total_log_like, cpu.total_log_like, 1e-3);
-      continue;
+  for (const bool tensor_cores : {true, false}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.name) + (tensor_cores ? ", tensor cores" : ", exact kernels"));
+      RandomModelOptions options;
+      options.num_states = 1;
+      options.dim = c.dim;
+      options.min_gauss = options.max_gauss = c.gauss;
+      options.mean_offset = c.mean_offset;
+      options.min_var = c.min_var;
+      options.max_var = c.max_var;
+      options.mean_scale = c.mean_scale;
+      ExpectOneIterationMatches(RandomModel(options, 17), c, tensor_cores);
     }
-    ExpectSameUpdate(model, gpu, cpu);
   }
+}
+
+// Two clusters 40 apart with variances under 0.5: a block of Gaussians that took both would have
+// its shift between them, far from either. 160 Gaussians, 80 a cluster: the blocks close at the
+// gap and all take the tensor cores. 260: 130 a cluster, a block of 128 and one of 2 each, and
+// the blocks of 2 go to the exact kernels.
+TEST_F(CudaEmStatsTest, ClustersFarApartShareThePaths) {
+  const Case all{"two clusters", 160, 24, 30000, 1.0, 0.0f, 0.05f, 0.5f, 3.0f, Case::kMost};
+  ExpectOneIterationMatches(TwoClusters(160, 24, 40.0f), all, true);
+  const Case some{
+      "two clusters, odd blocks", 260, 24, 30000, 1.0, 0.0f, 0.05f, 0.5f, 3.0f, Case::kSome};
+  ExpectOneIterationMatches(TwoClusters(260, 24, 40.0f), some, true);
 }
 
 TEST_F(CudaEmStatsTest, StreamedChunksEqualResidentAndAddUp) {

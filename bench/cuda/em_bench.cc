@@ -4,6 +4,8 @@
 // Table III's 153,600 x 32 x 32): gmmscore's fused kernels with frames resident on the GPU and
 // streamed from pinned host memory, against the plain cuBLAS path (bench/cuda/cublas_em_peer.h) in
 // the same run, and the CPU (train/accumulate.h) at 1 and all threads on a subset of the frames.
+// "tens" is how many Gaussians the tensor cores took; "exact" the exact kernels alone on the same
+// frames (tensor_cores = false).
 // GPU times are CUDA-event medians after a warm-up; each case has its own random model and frames.
 //
 //   em_bench [--quick] [--only K] [--stream-gb N]
@@ -107,6 +109,18 @@ void RunCase(int64_t frames, int32_t dim, int32_t gauss, int64_t cpu_frames, uin
   auto resident = MedianMilliseconds((*ours)->stream(), kWarmup, kTimed,
                                      [&](int) { return (*ours)->AccumulateResident(); });
   Check(resident.status(), "resident");
+  // The exact kernels alone (every Gaussian centred on its own mean): the first GPU version.
+  double exact_ms = 0.0;
+  {
+    auto exact = CudaGmmStatistics::Create(
+        model, 0, {.device = 0, .chunk_frames = chunk, .tensor_cores = false});
+    Check(exact.status(), "CudaGmmStatistics (exact)");
+    Check((*exact)->UploadFrames(host.get(), frames), "upload (exact)");
+    auto ms = MedianMilliseconds((*exact)->stream(), kWarmup, kTimed,
+                                 [&](int) { return (*exact)->AccumulateResident(); });
+    Check(ms.status(), "exact");
+    exact_ms = *ms;
+  }
   auto streamed = MedianMilliseconds((*ours)->stream(), kWarmup, kTimed, [&](int) {
     return (*ours)->AccumulateHost(host.get(), frames);
   });
@@ -160,9 +174,10 @@ void RunCase(int64_t frames, int32_t dim, int32_t gauss, int64_t cpu_frames, uin
     Check((*peer)->AddTo(&peer_subset), "peer subset AddTo");
   }
   std::printf(
-      "%9lld x %3d x %4d | %9.2f %9.2f | %9.2f %6.2fx | %10.1f %9.1f (%2d thr) | %8.1e %8.1e\n",
-      static_cast<long long>(frames), dim, gauss, *resident, *streamed, *peer_ms,
-      *peer_ms / *resident, cpu1_ms, cpu_all_ms, omp_get_max_threads(),
+      "%9lld x %3d x %4d | %4d %9.2f %9.2f %9.2f | %9.2f %6.2fx | %10.1f %9.1f (%2d thr) | %8.1e "
+      "%8.1e\n",
+      static_cast<long long>(frames), dim, gauss, (*ours)->tensor_gaussians(), *resident, exact_ms,
+      *streamed, *peer_ms, *peer_ms / *resident, cpu1_ms, cpu_all_ms, omp_get_max_threads(),
       WorstRelativeDifference(model, ours_subset, cpu_all),
       WorstRelativeDifference(model, peer_subset, cpu_all));
   std::fflush(stdout);
@@ -224,8 +239,8 @@ int main(int argc, char** argv) {
   std::printf("em_bench on %s: ms per EM iteration (E-step statistics), medians of %d after %d\n",
               prop.name, gmmscore::kTimed, gmmscore::kWarmup);
   std::printf(
-      "   frames x dim x    K |  resident  streamed |  cuBLAS  ratio |   CPU 1 thr   CPU all       "
-      "| ours err peer err\n");
+      "   frames x dim x    K | tens  resident     exact  streamed |  cuBLAS  ratio |   CPU 1 thr "
+      "  CPU all       | ours err peer err\n");
   if (only == 0) gmmscore::RunCase(153600, 32, 32, 153600, 1);  // Table III
   const int64_t seed_frames = quick ? 312560 : 3125600;
   for (int32_t gauss : {32, 64, 128, 256, 512, 1024, 2048}) {

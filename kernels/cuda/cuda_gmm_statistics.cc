@@ -9,6 +9,8 @@
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/em_stats_kernel.h"
+#include "kernels/cuda/em_tensor_kernel.h"
+#include "kernels/cuda/em_tensor_layout.h"
 
 namespace gmmscore {
 
@@ -28,10 +30,13 @@ absl::StatusOr<std::unique_ptr<CudaGmmStatistics>> CudaGmmStatistics::Create(
   std::unique_ptr<CudaGmmStatistics> s(new CudaGmmStatistics());
   s->device_ = options.device;
   s->chunk_frames_ = options.chunk_frames;
+  s->tensor_cores_ = options.tensor_cores;
+  GMM_CUDA_RETURN_IF_ERROR(
+      cudaDeviceGetAttribute(&s->sms_, cudaDevAttrMultiProcessorCount, options.device));
   GMM_RETURN_IF_ERROR(s->SetModel(model, pdf));
   const size_t dim = size_t(s->dim_);
   GMM_RETURN_IF_ERROR(CheckDeviceRoom(
-      options.device, int64_t(size_t(options.chunk_frames) * (2 * dim + 1) * sizeof(float)),
+      options.device, int64_t(size_t(options.chunk_frames) * (2 * dim + 2) * sizeof(float)),
       absl::StrCat("buffers for ", options.chunk_frames, " frames need")));
   for (auto& chunk : s->chunk_) {
     GMM_ASSIGN_OR_RETURN(chunk, DeviceArray<float>::Allocate(size_t(options.chunk_frames) * dim));
@@ -64,44 +69,84 @@ absl::Status CudaGmmStatistics::SetModel(const GmmModel& model, int32_t pdf) {
   pdf_ = pdf;
   dim_ = model.dim();
   num_gauss_ = model.num_gauss_in(pdf);
-  padded_gauss_ = (num_gauss_ + kEmGaussPad - 1) / kEmGaussPad * kEmGaussPad;
-  const size_t dim = size_t(dim_), padded = size_t(padded_gauss_);
-  // Parameters, Gaussian-major; the padding takes no posterior (log_norm -inf).
+  const size_t dim = size_t(dim_);
+  EmTensorLayout layout = BuildEmTensorLayout(model, pdf, tensor_cores_);
+  exact_gauss_ = std::move(layout.exact);
+  slot_gauss_ = std::move(layout.slot_gauss);
+  slot_shift_ = std::move(layout.shift);
+  tensor_gauss_ = num_gauss_ - int32_t(exact_gauss_.size());
+  exact_padded_ = (int32_t(exact_gauss_.size()) + kEmGaussPad - 1) / kEmGaussPad * kEmGaussPad;
+  const size_t slots = slot_gauss_.size(), padded = size_t(exact_padded_);
+  const size_t tensor_records = slots / kEmTensorRecordGauss;  // at most a slice each
+
+  // The exact kernels' parameters, Gaussian-major; the padding takes no posterior (log_norm -inf).
   std::vector<float> mean(padded * dim, 0.0f), inv_var(padded * dim, 1.0f),
       log_norm(padded, -std::numeric_limits<float>::infinity());
   const double log_2pi = std::log(2.0 * std::numbers::pi);
   const uint32_t begin = model.gauss_begin(pdf);
-  means_.resize(size_t(num_gauss_) * dim);
-  for (int32_t k = 0; k < num_gauss_; ++k) {
+  exact_means_.resize(exact_gauss_.size() * dim);
+  for (size_t k = 0; k < exact_gauss_.size(); ++k) {
+    const uint32_t g = begin + uint32_t(exact_gauss_[k]);
     double log_det = 0.0;
     for (size_t d = 0; d < dim; ++d) {
-      const double var = model.variance(begin + k)[d];
-      mean[k * dim + d] = model.mean(begin + k)[d];
-      means_[k * dim + d] = model.mean(begin + k)[d];
+      const double var = model.variance(g)[d];
+      mean[k * dim + d] = model.mean(g)[d];
+      exact_means_[k * dim + d] = model.mean(g)[d];
       inv_var[k * dim + d] = static_cast<float>(1.0 / var);
       log_det += std::log(var);
     }
-    log_norm[size_t(k)] =
-        static_cast<float>(model.log_weight(begin + k) - 0.5 * (double(dim) * log_2pi + log_det));
+    log_norm[k] = static_cast<float>(model.log_weight(g) - 0.5 * (double(dim) * log_2pi + log_det));
   }
   mean_ = DeviceArray<float>();
   inv_var_ = DeviceArray<float>();
   log_norm_ = DeviceArray<float>();
+  params_ = DeviceArray<uint4>();
+  log_sum_records_ = DeviceArray<uint4>();
+  consts_ = DeviceArray<float2>();
+  shift_ = DeviceArray<float>();
+  partial_ = DeviceArray<float2>();
+  exact_lse_ = DeviceArray<float>();
   sums_ = DeviceArray<double>();
-  GMM_RETURN_IF_ERROR(CheckDeviceRoom(device_,
-                                      int64_t(padded * (2 * dim + 1) * sizeof(float) +
-                                              (padded * (2 * dim + 1) + 1) * sizeof(double)),
-                                      "the GMM and its statistics need"));
-  GMM_ASSIGN_OR_RETURN(mean_, UploadToDevice(mean));
-  GMM_ASSIGN_OR_RETURN(inv_var_, UploadToDevice(inv_var));
-  GMM_ASSIGN_OR_RETURN(log_norm_, UploadToDevice(log_norm));
-  GMM_ASSIGN_OR_RETURN(sums_, DeviceArray<double>::Allocate(padded * (2 * dim + 1) + 1));
+  const size_t num_sums = slots * size_t(EmTensorColumns(dim_)) + padded * (2 * dim + 1) + 1;
+  const size_t chunk = size_t(chunk_frames_);
+  GMM_RETURN_IF_ERROR(CheckDeviceRoom(
+      device_,
+      int64_t(padded * (2 * dim + 1) * sizeof(float) +
+              (layout.params.size() + layout.log_sum_records.size()) * sizeof(uint32_t) +
+              (layout.consts.size() + layout.shift.size()) * sizeof(float) +
+              tensor_records * chunk * sizeof(float2) + chunk * sizeof(float) +
+              num_sums * sizeof(double)),
+      "the GMM and its statistics need"));
+  if (padded > 0) {
+    GMM_ASSIGN_OR_RETURN(mean_, UploadToDevice(mean));
+    GMM_ASSIGN_OR_RETURN(inv_var_, UploadToDevice(inv_var));
+    GMM_ASSIGN_OR_RETURN(log_norm_, UploadToDevice(log_norm));
+  }
+  if (slots > 0) {
+    GMM_ASSIGN_OR_RETURN(params_, DeviceArray<uint4>::Allocate(layout.params.size() / 4));
+    GMM_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(params_.get(), layout.params.data(), params_.bytes(), cudaMemcpyHostToDevice));
+    GMM_ASSIGN_OR_RETURN(log_sum_records_,
+                         DeviceArray<uint4>::Allocate(layout.log_sum_records.size() / 4));
+    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpy(log_sum_records_.get(), layout.log_sum_records.data(),
+                                        log_sum_records_.bytes(), cudaMemcpyHostToDevice));
+    GMM_ASSIGN_OR_RETURN(consts_, DeviceArray<float2>::Allocate(layout.consts.size() / 2));
+    GMM_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(consts_.get(), layout.consts.data(), consts_.bytes(), cudaMemcpyHostToDevice));
+    GMM_ASSIGN_OR_RETURN(shift_, UploadToDevice(slot_shift_));
+    GMM_ASSIGN_OR_RETURN(partial_, DeviceArray<float2>::Allocate(tensor_records * chunk));
+    if (padded > 0) {
+      GMM_ASSIGN_OR_RETURN(exact_lse_, DeviceArray<float>::Allocate(chunk));
+    }
+  }
+  GMM_ASSIGN_OR_RETURN(sums_, DeviceArray<double>::Allocate(num_sums));
   GMM_CUDA_RETURN_IF_ERROR(cudaMemset(sums_.get(), 0, sums_.bytes()));
   frames_ = 0;
   // Enough blocks for every multiprocessor a few times over, whatever the number of Gaussians.
-  int sms = 1;
-  GMM_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-  splits_ = std::max(1, 4 * sms / std::max(1, padded_gauss_ / 64));
+  exact_splits_ = std::max(1, 4 * sms_ / std::max(1, exact_padded_ / 64));
+  // The statistics kernel runs a block a multiprocessor: four whole waves.
+  tensor_splits_ =
+      std::max(1, 4 * sms_ / std::max<int32_t>(1, int32_t(slots / kEmTensorBlockGauss)));
   return absl::OkStatus();
 }
 
@@ -118,15 +163,36 @@ CudaGmmStatistics::~CudaGmmStatistics() {
 }
 
 absl::Status CudaGmmStatistics::Launch(const float* device_frames, int32_t num_frames) {
-  const size_t padded = size_t(padded_gauss_), dim = size_t(dim_);
-  const EmModelView model{mean_.get(), inv_var_.get(), log_norm_.get(), padded_gauss_, dim_};
-  double* sums = sums_.get();
-  const EmStatsView stats{sums, sums + padded, sums + padded * (1 + dim),
-                          sums + padded * (1 + 2 * dim)};
-  GMM_RETURN_IF_ERROR(EmFrameLogLikes(model, device_frames, num_frames, lse_.get(),
-                                      stats.total_log_like, compute_));
-  GMM_RETURN_IF_ERROR(
-      EmStatistics(model, device_frames, lse_.get(), num_frames, splits_, stats, compute_));
+  const size_t slots = slot_gauss_.size(), padded = size_t(exact_padded_), dim = size_t(dim_);
+  double* exact_sums = sums_.get() + slots * size_t(EmTensorColumns(dim_));
+  double* total = exact_sums + padded * (2 * dim + 1);
+  const EmModelView exact{mean_.get(), inv_var_.get(), log_norm_.get(), exact_padded_, dim_};
+  const EmStatsView exact_stats{exact_sums, exact_sums + padded, exact_sums + padded * (1 + dim),
+                                total};
+  const EmTensorModelView tensor{params_.get(), log_sum_records_.get(), consts_.get(),
+                                 shift_.get(),  int32_t(slots),         dim_};
+  const int32_t slices = EmTensorLogSumSlices(tensor, num_frames, sms_);
+  // The frames' log-sums over both shares of the Gaussians, then each share's statistics.
+  if (slots == 0) {
+    GMM_RETURN_IF_ERROR(
+        EmFrameLogLikes(exact, device_frames, num_frames, lse_.get(), total, compute_));
+  } else {
+    GMM_RETURN_IF_ERROR(
+        EmTensorLogSums(tensor, device_frames, num_frames, slices, partial_.get(), compute_));
+    if (padded > 0) {
+      GMM_RETURN_IF_ERROR(
+          EmFrameLogLikes(exact, device_frames, num_frames, exact_lse_.get(), nullptr, compute_));
+    }
+    GMM_RETURN_IF_ERROR(EmCombineLogSums(partial_.get(), slices,
+                                         padded > 0 ? exact_lse_.get() : nullptr, num_frames,
+                                         lse_.get(), total, compute_));
+    GMM_RETURN_IF_ERROR(EmTensorStatistics(tensor, device_frames, lse_.get(), num_frames,
+                                           tensor_splits_, sums_.get(), compute_));
+  }
+  if (padded > 0) {
+    GMM_RETURN_IF_ERROR(EmStatistics(exact, device_frames, lse_.get(), num_frames, exact_splits_,
+                                     exact_stats, compute_));
+  }
   frames_ += num_frames;
   return absl::OkStatus();
 }
@@ -191,24 +257,34 @@ absl::Status CudaGmmStatistics::AddTo(GmmStats* stats) {
   GMM_CUDA_RETURN_IF_ERROR(
       cudaMemcpy(sums.data(), sums_.get(), sums_.bytes(), cudaMemcpyDeviceToHost));
   GMM_CUDA_RETURN_IF_ERROR(cudaMemset(sums_.get(), 0, sums_.bytes()));
-  const size_t padded = size_t(padded_gauss_), dim = size_t(dim_);
-  const double* occ = sums.data();
-  const double* s1 = occ + padded;
-  const double* s2 = s1 + padded * dim;
+  const size_t slots = slot_gauss_.size(), padded = size_t(exact_padded_), dim = size_t(dim_);
   const size_t begin = stats->gauss_begin[pdf_];
   const bool means = (stats->flags & kGmmMeans) != 0,
              variances = (stats->flags & kGmmVariances) != 0;
-  // The centred sums about mu back to Kaldi's: sum x = s1 + occ mu,
-  // sum x^2 = s2 + 2 mu s1 + occ mu^2.
-  for (size_t k = 0; k < size_t(num_gauss_); ++k) {
-    stats->occupancy[begin + k] += occ[k];
+  // Sums of y = x - c about a shift c back to Kaldi's: sum x = sum y + occ c,
+  // sum x^2 = sum y^2 + 2 c sum y + occ c^2.
+  const auto add = [&](size_t g, double occ, const double* s1, const double* s2, const auto& c) {
+    stats->occupancy[begin + g] += occ;
     for (size_t d = 0; d < dim; ++d) {
-      const size_t i = k * dim + d;
-      const double mu = means_[i];
-      if (means) stats->first[(begin + k) * dim + d] += s1[i] + occ[k] * mu;
+      if (means) stats->first[(begin + g) * dim + d] += s1[d] + occ * c(d);
       if (variances)
-        stats->second[(begin + k) * dim + d] += s2[i] + mu * (2.0 * s1[i] + occ[k] * mu);
+        stats->second[(begin + g) * dim + d] += s2[d] + c(d) * (2.0 * s1[d] + occ * c(d));
     }
+  };
+  const size_t columns = size_t(EmTensorColumns(dim_));
+  for (size_t slot = 0; slot < slots; ++slot) {
+    if (slot_gauss_[slot] < 0) continue;
+    const double* row = sums.data() + slot * columns;
+    const float* shift = slot_shift_.data() + (slot / kEmTensorBlockGauss) * dim;
+    add(size_t(slot_gauss_[slot]), row[0], row + 1, row + 1 + dim,
+        [&](size_t d) { return double(shift[d]); });
+  }
+  const double* occ = sums.data() + slots * columns;
+  const double* s1 = occ + padded;
+  const double* s2 = s1 + padded * dim;
+  for (size_t k = 0; k < exact_gauss_.size(); ++k) {
+    add(size_t(exact_gauss_[k]), occ[k], s1 + k * dim, s2 + k * dim,
+        [&](size_t d) { return exact_means_[k * dim + d]; });
   }
   stats->total_log_like += s2[padded * dim];
   stats->total_frames += double(frames_);

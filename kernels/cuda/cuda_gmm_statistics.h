@@ -1,5 +1,7 @@
-// EM statistics of one diagonal GMM on one GPU (em_stats_kernel.h): the Gaussians of one pdf of a
-// model (all of them for a UBM) resident on the device, frames either resident too or streamed
+// EM statistics of one diagonal GMM on one GPU: the Gaussians of one pdf of a model (all of them
+// for a UBM) resident on the device, on the tensor cores (em_tensor_kernel.h) where they keep
+// float32 accuracy there and on the exact kernels (em_stats_kernel.h) otherwise
+// (em_tensor_layout.h says which), frames either resident too or streamed
 // from host memory in chunks, the copy of the next chunk (on its own stream) overlapped with the
 // kernels of this one. The sums stay on the device, in double, until AddTo turns them into the
 // model/gmm_stats.h statistics of the host; sums from several devices or machines simply add.
@@ -38,6 +40,7 @@ class CudaGmmStatistics : public GmmStatisticsDevice {
   struct Options {
     int device = 0;
     int32_t chunk_frames = 1 << 18;  // frames a launch pair covers (and a copy brings)
+    bool tensor_cores = true;        // false: every Gaussian on the exact kernels
   };
 
   // The Gaussians of `pdf` (0 for a single GMM) uploaded to options.device.
@@ -71,6 +74,8 @@ class CudaGmmStatistics : public GmmStatisticsDevice {
   // Where the kernels run (streamed copies wait on their own stream): for timing with events.
   cudaStream_t stream() const { return compute_; }
   int64_t frames_accumulated() const { return frames_; }
+  // How many of the pdf's Gaussians the tensor cores take (the rest: the exact kernels).
+  int32_t tensor_gaussians() const { return tensor_gauss_; }
 
  private:
   CudaGmmStatistics() = default;
@@ -80,12 +85,29 @@ class CudaGmmStatistics : public GmmStatisticsDevice {
   int32_t pdf_ = 0;
   int32_t dim_ = 0;
   int32_t num_gauss_ = 0;  // the pdf's
-  int32_t padded_gauss_ = 0;
   int32_t chunk_frames_ = 0;
-  int32_t splits_ = 1;
-  std::vector<double> means_;  // the pdf's means, the shift of the centred sums
+  int sms_ = 1;
+  bool tensor_cores_ = true;
+  // The exact kernels' Gaussians (indices within the pdf), padded to a multiple of kEmGaussPad.
+  std::vector<int32_t> exact_gauss_;
+  std::vector<double> exact_means_;  // their means, the shift of their centred sums
+  int32_t exact_padded_ = 0;
+  int32_t exact_splits_ = 1;
   DeviceArray<float> mean_, inv_var_, log_norm_;
-  DeviceArray<double> sums_;     // occ, s1, s2, total log-likelihood, one allocation
+  // The tensor cores' Gaussians: slots (em_tensor_layout.h) and their blocks' shifts.
+  std::vector<int32_t> slot_gauss_;
+  std::vector<float> slot_shift_;  // [block][dim]
+  int32_t tensor_gauss_ = 0;
+  int32_t tensor_splits_ = 1;
+  DeviceArray<uint4> params_, log_sum_records_;
+  DeviceArray<float2> consts_;
+  DeviceArray<float> shift_;
+  DeviceArray<float2> partial_;   // [tensor blocks][chunk_frames] log-sums
+  DeviceArray<float> exact_lse_;  // the exact kernels' log-sums, when both run
+  // The sums in double, one allocation: the tensor slots' [slot][1 + 2 dim] (about their block's
+  // shift), then the exact Gaussians' occ, s1, s2 (about their means), then the total
+  // log-likelihood.
+  DeviceArray<double> sums_;
   DeviceArray<float> chunk_[2];  // streamed frames
   DeviceArray<float> lse_;
   DeviceArray<float> resident_;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/em_stats_kernel.h"
+#include "kernels/cuda/log_sum.cuh"
 
 namespace gmmscore {
 namespace {
@@ -79,22 +80,6 @@ struct Tiles {
   }
 };
 
-// (max, sum) with sum = sum_i exp(v_i - max); max -inf means empty.
-struct LogSum {
-  float max = -INFINITY;
-  float sum = 0.0f;
-  __device__ void Add(float m, float s) {
-    if (m == -INFINITY) return;
-    if (m > max) {
-      sum = (max == -INFINITY ? 0.0f : sum * expf(max - m)) + s;
-      max = m;
-    } else {
-      sum += s * expf(m - max);
-    }
-  }
-  __device__ float Log() const { return max == -INFINITY ? -INFINITY : max + logf(sum); }
-};
-
 template <int kGauss, int kFrames>
 __global__ void __launch_bounds__(kThreads)
     FrameLogLikesKernel(EmModelView model, const float* __restrict__ feats, int num_frames,
@@ -142,7 +127,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int offset = 16; offset > 0; offset /= 2) {
     block_sum += __shfl_xor_sync(0xffffffffu, block_sum, offset);
   }
-  if (threadIdx.x % 32 == 0) atomicAdd(total_log_like, block_sum);
+  if (threadIdx.x % 32 == 0 && total_log_like != nullptr) atomicAdd(total_log_like, block_sum);
 }
 
 template <int kGauss, int kFrames>

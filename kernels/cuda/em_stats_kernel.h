@@ -52,7 +52,8 @@ struct EmStatsView {
   double* total_log_like = nullptr;
 };
 
-// feats (device): frames x dim, row-major. lse (device): frames. Asynchronous on stream.
+// feats (device): frames x dim, row-major. lse (device): frames. total_log_like may be null (the
+// caller log-adds lse with another share of the Gaussians first). Asynchronous on stream.
 absl::Status EmFrameLogLikes(const EmModelView& model, const float* feats, int32_t num_frames,
                              float* lse, double* total_log_like, cudaStream_t stream);
 

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/log2_math.cuh"
+#include "kernels/cuda/mma_tf32.cuh"
 #include "kernels/cuda/row_pipeline.cuh"
 #include "kernels/cuda/simt_model_view.h"  // kPadGconst
 #include "kernels/cuda/split_combine.h"
@@ -15,24 +16,6 @@ namespace {
 // operands (8 a chunk), the running log-sums and totals and the operands and accumulators of a few
 // chunks in flight fit without spills, and 16 warps share a multiprocessor.
 constexpr int32_t kMinBlocks = 2;
-
-// hi = x rounded to TF32 (nearest, ties away: cvt.rna.tf32.f32 without its NaN handling, which
-// finite scores never need), lo = x - hi, exact in float32; the tensor cores read lo's top 19 bits.
-__device__ __forceinline__ void SplitTf32(float x, uint32_t& hi, uint32_t& lo) {
-  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  lo = __float_as_uint(x - __uint_as_float(hi));
-}
-
-// d += a . b for one m16n8k8 tile (PTX ISA fragment layouts: lane = 4 s + t holds a = A[s][t],
-// A[s + 8][t], A[s][t + 4], A[s + 8][t + 4]; b = B[t][s], B[t + 4][s]; d = D[s][2t], D[s][2t + 1],
-// D[s + 8][2t], D[s + 8][2t + 1]).
-__device__ __forceinline__ void MmaTf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                        uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // One block: frame tile blockIdx.x (16 frames a warp), group blockIdx.y, slice blockIdx.z of the
 // group's rows. Lane 4 s + t holds frames s and s + 8 of its warp's tile against states 2t, 2t + 1

@@ -1,0 +1,610 @@
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/em_tensor_kernel.h"
+#include "kernels/cuda/log_sum.cuh"
+#include "kernels/cuda/mma_tf32.cuh"
+
+namespace gmmscore {
+namespace {
+
+constexpr int kThreads = 32 * kEmTensorWarps;
+constexpr int kTileFrames = 8;  // the log-likelihoods' N, the statistics' K
+constexpr int kStageTiles = 4;
+constexpr int kStageFrames = kTileFrames * kStageTiles;  // frames converted at a time
+constexpr int kFlushTiles = 32;  // statistics tiles summed in float32 before they go to double
+
+// The statistics kernel's shared memory: the B fragments of a stage's frames,
+// [tile][chunk][lane] words {b0 hi, b1 hi, b0 lo, b1 lo}:
+//   ll     b0 = x'(frame 8n + s, 4c + t), b1 = x'^2 of the same;
+//   stat   b0 = y(frame 8n + 2t, column 8c + s), b1 = y(frame 8n + 2t + 1, column 8c + s), with
+//          columns 8c .. 8c + 3 the x' of dimensions 4c .. 4c + 3 and 8c + 4 .. 8c + 7 their
+//          squares;
+// both double-buffered with the stage's lse (a warp builds the next stage's words before it
+// computes this one's: its ALU work overlaps other warps' products); the frames and lse as copied
+// (asynchronously, a stage ahead of the words); the block's shift; and the double sums of each
+// warp's Gaussians.
+template <int kChunks>
+struct SharedLayout {
+  static constexpr int kDimPad = 4 * kChunks;
+  static constexpr int kWords = kStageTiles * kChunks * 32;
+  static constexpr int kColumns = 8 * kChunks;  // a warp's statistics columns, chunk-ordered
+  static constexpr size_t kLl = 0;              // [2][kWords]
+  static constexpr size_t kStat = kLl + 2 * sizeof(uint4) * kWords;           // [2][kWords]
+  static constexpr size_t kWordsLse = kStat + 2 * sizeof(uint4) * kWords;     // [2][kStageFrames]
+  static constexpr size_t kX = kWordsLse + 2 * sizeof(float) * kStageFrames;  // [2][frames * dim]
+  static constexpr size_t kLse = kX + 2 * sizeof(float) * kStageFrames * kDimPad;  // [2][frames]
+  static constexpr size_t kShift = kLse + 2 * sizeof(float) * kStageFrames;
+  static constexpr size_t kSums = (kShift + sizeof(float) * kDimPad + 15) / 16 * 16;
+  static constexpr size_t kOcc = kSums + sizeof(double) * kEmTensorWarps * 16 * kColumns;
+  static constexpr size_t kBytes = kOcc + sizeof(double) * kEmTensorWarps * 16;
+};
+
+__device__ __forceinline__ uint4 SplitPair(float b0, float b1) {
+  uint32_t h0, l0, h1, l1;
+  SplitTf32(b0, h0, l0);
+  SplitTf32(b1, h1, l1);
+  return make_uint4(h0, h1, l0, l1);
+}
+
+// total[j] += A . B_j for two 8-column tiles j, in float32 accuracy: A split per chunk of 4
+// dimensions (hi, lo: its m16n8k8 A fragments, in registers), B_j's words {b0 hi, b1 hi, b0 lo,
+// b1 lo} at words_j[c * 32 + lane], 3 products a chunk. Four independent chains (two tiles, even
+// and odd chunks) interleaved, so that no product waits on the one before it; each pair of
+// chunks' products starts from zero and is added in float32 (the tensor cores truncate as they
+// accumulate: tensor_kernel.h).
+template <int kChunks>
+__device__ __forceinline__ void ProductsOfTwoTiles(const uint32_t (&hi)[kChunks][4],
+                                                   const uint32_t (&lo)[kChunks][4],
+                                                   const uint4* words0, const uint4* words1,
+                                                   float (&total)[2][4]) {
+#pragma unroll
+  for (int p = 0; p < (kChunks + 1) / 2; ++p) {
+    constexpr int kTwo = 2;
+    uint4 b[2][kTwo];
+    float acc[2][kTwo][4];
+#pragma unroll
+    for (int e = 0; e < kTwo; ++e) {
+      if (2 * p + e < kChunks) {
+        b[0][e] = words0[(2 * p + e) * 32];
+        b[1][e] = words1[(2 * p + e) * 32];
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < kTwo; ++e) {
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        if (2 * p + e < kChunks) MmaTf32From0(acc[j][e], lo[2 * p + e], b[j][e].x, b[j][e].y);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < kTwo; ++e) {
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        if (2 * p + e < kChunks) MmaTf32(acc[j][e], hi[2 * p + e], b[j][e].z, b[j][e].w);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < kTwo; ++e) {
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        if (2 * p + e < kChunks) MmaTf32(acc[j][e], hi[2 * p + e], b[j][e].x, b[j][e].y);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        total[j][i] += 2 * p + 1 < kChunks ? acc[j][0][i] + acc[j][1][i] : acc[j][0][i];
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void CopyFloatAsync(float* shared, const float* global) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(SharedAddress(shared)), "l"(global)
+               : "memory");
+}
+
+// Copies `words` 16-byte words global -> shared asynchronously.
+__device__ __forceinline__ void CopyWordsAsync(uint4* shared, const uint4* global, int words) {
+  for (int i = threadIdx.x; i < words; i += blockDim.x) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(SharedAddress(shared + i)),
+                 "l"(global + i)
+                 : "memory");
+  }
+}
+
+__device__ __forceinline__ void CommitCopies() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+template <int kPending>
+__device__ __forceinline__ void WaitCopies() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+
+// Starts copying frames [first, first + count) and their lse into a stage's buffers.
+__device__ __forceinline__ void PrefetchStage(const float* __restrict__ feats,
+                                              const float* __restrict__ lse, int64_t first,
+                                              int count, int dim, float* xs, float* lse_s) {
+  const float* from = feats + first * dim;
+  for (int i = threadIdx.x; i < count * dim; i += kThreads) CopyFloatAsync(xs + i, from + i);
+  for (int i = threadIdx.x; i < count; i += kThreads) CopyFloatAsync(lse_s + i, lse + first + i);
+  CommitCopies();
+}
+
+// The B fragments of the `count` frames in xs (row stride dim), less the block's shift; zero past
+// the frames and the dimensions. Their lse to words_lse (+inf past the frames: no posterior).
+template <int kChunks>
+__device__ void BuildWords(const float* xs, const float* lse, int count, int dim,
+                           const float* shift, uint4* ll, uint4* stat, float* words_lse) {
+  for (int f = threadIdx.x; f < kStageFrames; f += kThreads) {
+    words_lse[f] = f < count ? lse[f] : INFINITY;
+  }
+  const auto value = [&](int f, int d) {
+    return f < count && d < dim ? xs[f * dim + d] - shift[d] : 0.0f;
+  };
+  for (int w = threadIdx.x; w < kStageTiles * kChunks * 32; w += kThreads) {
+    const int lane = w % 32, c = (w / 32) % kChunks, n = w / (32 * kChunks);
+    const int s = lane / 4, t = lane % 4;
+    const float x = value(8 * n + s, 4 * c + t);
+    ll[w] = SplitPair(x, x * x);
+    const int d = 4 * c + (s & 3);
+    float y0 = value(8 * n + 2 * t, d), y1 = value(8 * n + 2 * t + 1, d);
+    if (s >= 4) {
+      y0 *= y0;
+      y1 *= y1;
+    }
+    stat[w] = SplitPair(y0, y1);
+  }
+}
+
+// The warp's 16 Gaussians: A fragments of every chunk and the constants of Gaussians s, s + 8.
+template <int kChunks>
+struct WarpGaussians {
+  uint32_t hi[kChunks][4];
+  uint32_t lo[kChunks][4];
+  float2 k[2];
+
+  __device__ void Load(const EmTensorModelView& model, int warp_tile) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const uint4 h = model.params[(size_t(warp_tile * kChunks + c) * 2 + 0) * 32 + lane];
+      const uint4 l = model.params[(size_t(warp_tile * kChunks + c) * 2 + 1) * 32 + lane];
+      hi[c][0] = h.x, hi[c][1] = h.y, hi[c][2] = h.z, hi[c][3] = h.w;
+      lo[c][0] = l.x, lo[c][1] = l.y, lo[c][2] = l.z, lo[c][3] = l.w;
+    }
+    k[0] = model.consts[warp_tile * kEmTensorWarpGauss + lane / 4];
+    k[1] = model.consts[warp_tile * kEmTensorWarpGauss + lane / 4 + 8];
+  }
+
+  // ll[j] = {(s, 2t), (s, 2t + 1), (s + 8, 2t), (s + 8, 2t + 1)} (Gaussian, frame) of tile n + j.
+  __device__ void LogLikes(const uint4* __restrict__ ll_words, int n, float (&ll)[2][4]) const {
+    const int lane = threadIdx.x % 32;
+    float total[2][4];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      total[j][0] = total[j][1] = k[0].x;
+      total[j][2] = total[j][3] = k[1].x;
+    }
+    ProductsOfTwoTiles<kChunks>(hi, lo, ll_words + (n * kChunks) * 32 + lane,
+                                ll_words + ((n + 1) * kChunks) * 32 + lane, total);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      ll[j][0] = total[j][0] + k[0].y;
+      ll[j][1] = total[j][1] + k[0].y;
+      ll[j][2] = total[j][2] + k[1].y;
+      ll[j][3] = total[j][3] + k[1].y;
+    }
+  }
+};
+
+// The frames of block row blockIdx.y: [begin, end).
+__device__ __forceinline__ void SliceOfFrames(int32_t num_frames, int64_t& begin, int64_t& end) {
+  const int64_t per = (int64_t(num_frames) + gridDim.y - 1) / gridDim.y;
+  const int64_t per_stage = (per + kStageFrames - 1) / kStageFrames * kStageFrames;
+  begin = int64_t(blockIdx.y) * per_stage;
+  end = begin + per_stage < num_frames ? begin + per_stage : int64_t(num_frames);
+}
+
+// The log-sums: a warp owns 16 frames (the A operand: x' and x'^2, split, in registers, remade for
+// each record's shift) and meets the Gaussians of its slice a record of kEmTensorRecordGauss at a
+// time, staged through shared memory (EmTensorLogSumRecordWords, double-buffered by cp.async) and
+// read by all of the block's warps. Lane 4s + t keeps running (max, sum) of frames s and s + 8
+// over Gaussians 2t, 2t + 1 of every 8; the lanes of a frame merge at the end.
+constexpr int kLogSumWarps = 8;
+constexpr int kLogSumThreads = 32 * kLogSumWarps;
+constexpr int kLogSumFrames = 16 * kLogSumWarps;
+
+// Running log-sum of one frame, merged two values at a time.
+struct RunningLogSum {
+  float max = kEmTensorPadConst;
+  float sum = 0.0f;
+  __device__ __forceinline__ void Add(float a, float b) {
+    const float m = fmaxf(a, b);
+    if (m > max) {  // rare after the first few Gaussians
+      sum *= __expf(max - m);
+      max = m;
+    }
+    sum += __expf(a - max) + __expf(b - max);
+  }
+  __device__ __forceinline__ void Merge(float m2, float s2) {
+    const float m = fmaxf(max, m2);
+    sum = sum * __expf(max - m) + s2 * __expf(m2 - m);
+    max = m;
+  }
+};
+
+template <int kChunks>
+__global__ void __launch_bounds__(kLogSumThreads, 2)
+    LogSumsKernel(const EmTensorModelView model, const float* __restrict__ feats,
+                  const int32_t num_frames, float2* __restrict__ partial) {
+  constexpr int kRecord = EmTensorLogSumRecordWords(kChunks);
+  constexpr int kParamWords = (kEmTensorRecordGauss / 8) * kChunks * 32;
+  extern __shared__ __align__(16) uint4 stages[];  // [2][kRecord]
+  const int lane = threadIdx.x % 32, s = lane / 4, t = lane % 4;
+  const int64_t frame0 = int64_t(blockIdx.x) * kLogSumFrames + (threadIdx.x / 32) * 16;
+  // This block row's slice of the records.
+  const int records = model.num_gauss / kEmTensorRecordGauss;
+  const int per = (records + gridDim.y - 1) / gridDim.y;
+  const int first_record = blockIdx.y * per;
+  const int last_record = min(records, first_record + per);
+  RunningLogSum sums[2];
+  if (first_record < last_record) {
+    CopyWordsAsync(stages, model.log_sum_records + size_t(first_record) * kRecord, kRecord);
+    CommitCopies();
+  }
+  for (int b = first_record; b < last_record; ++b) {
+    const uint4* stage = stages + ((b - first_record) % 2) * kRecord;
+    if (b + 1 < last_record) {
+      CopyWordsAsync(stages + ((b + 1 - first_record) % 2) * kRecord,
+                     model.log_sum_records + size_t(b + 1) * kRecord, kRecord);
+      CommitCopies();
+      WaitCopies<1>();
+    } else {
+      WaitCopies<0>();
+    }
+    __syncthreads();
+    const float2* consts = reinterpret_cast<const float2*>(stage + kParamWords);
+    const float* shift =
+        reinterpret_cast<const float*>(stage + kParamWords + kEmTensorRecordGauss / 2);
+    // A fragments: {x'(s), x'(s + 8), x'^2(s), x'^2(s + 8)} of dimension 4c + t, from the frames
+    // (read again for each block: they stay in L1, registers are short) less the block's shift.
+    uint32_t a_hi[kChunks][4], a_lo[kChunks][4];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int d = 4 * c + t;
+      const float sh = shift[d];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int64_t f = frame0 + s + 8 * h;
+        const float y = f < num_frames && d < model.dim ? feats[f * model.dim + d] - sh : 0.0f;
+        SplitTf32(y, a_hi[c][h], a_lo[c][h]);
+        SplitTf32(y * y, a_hi[c][2 + h], a_lo[c][2 + h]);
+      }
+    }
+#pragma unroll 1
+    for (int n = 0; n < kEmTensorRecordGauss / 8; n += 2) {
+      // Tiles n, n + 1: Gaussians 8n + 2t, 8n + 2t + 1 and 8 more. C' = hi + lo, read from the
+      // stage where needed (registers are short).
+      float total[2][4];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        total[j][0] = total[j][2] = consts[8 * (n + j) + 2 * t].x;
+        total[j][1] = total[j][3] = consts[8 * (n + j) + 2 * t + 1].x;
+      }
+      ProductsOfTwoTiles<kChunks>(a_hi, a_lo, stage + (n * kChunks) * 32 + lane,
+                                  stage + ((n + 1) * kChunks) * 32 + lane, total);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const float lo0 = consts[8 * (n + j) + 2 * t].y, lo1 = consts[8 * (n + j) + 2 * t + 1].y;
+        sums[0].Add(total[j][0] + lo0, total[j][1] + lo1);
+        sums[1].Add(total[j][2] + lo0, total[j][3] + lo1);
+      }
+    }
+    __syncthreads();  // the stage is read before the copy after next overwrites it
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int offset = 1; offset < 4; offset *= 2) {
+      const float m = __shfl_xor_sync(0xffffffffu, sums[h].max, offset);
+      const float v = __shfl_xor_sync(0xffffffffu, sums[h].sum, offset);
+      sums[h].Merge(m, v);
+    }
+    const int64_t f = frame0 + s + 8 * h;
+    if (t == 0 && f < num_frames) {
+      partial[size_t(blockIdx.y) * num_frames + f] = make_float2(sums[h].max, sums[h].sum);
+    }
+  }
+}
+
+template <int kChunks>
+__global__ void __launch_bounds__(kThreads, 1)
+    StatisticsKernel(const EmTensorModelView model, const float* __restrict__ feats,
+                     const float* __restrict__ lse, const int32_t num_frames,
+                     double* __restrict__ sums) {
+  using L = SharedLayout<kChunks>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  uint4* ll_words = reinterpret_cast<uint4*>(smem + L::kLl);
+  uint4* stat_words = reinterpret_cast<uint4*>(smem + L::kStat);
+  float* words_lse = reinterpret_cast<float*>(smem + L::kWordsLse);
+  float* xs = reinterpret_cast<float*>(smem + L::kX);
+  float* lse_s = reinterpret_cast<float*>(smem + L::kLse);
+  float* shift = reinterpret_cast<float*>(smem + L::kShift);
+  double* warp_sums = reinterpret_cast<double*>(smem + L::kSums);  // [warp][16][kColumns]
+  double* warp_occ = reinterpret_cast<double*>(smem + L::kOcc);    // [warp][16]
+  const int dim = model.dim;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, s = lane / 4, t = lane % 4;
+  for (int i = threadIdx.x; i < kEmTensorWarps * 16 * L::kColumns; i += kThreads) {
+    warp_sums[i] = 0.0;
+  }
+  for (int i = threadIdx.x; i < kEmTensorWarps * 16; i += kThreads) warp_occ[i] = 0.0;
+  for (int d = threadIdx.x; d < dim; d += kThreads) shift[d] = model.shift[blockIdx.x * dim + d];
+  WarpGaussians<kChunks> gauss;
+  gauss.Load(model, blockIdx.x * kEmTensorWarps + warp);
+  float sum[kChunks][4] = {};
+  float occ[2] = {0.0f, 0.0f};  // Gaussians s, s + 8 over the lane's frames
+  int tiles = 0;
+  // float32 sums to the warp's doubles (each lane its own entries: no conflicts).
+  const auto flush = [&] {
+    double* mine = warp_sums + warp * 16 * L::kColumns;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      mine[s * L::kColumns + 8 * c + 2 * t] += sum[c][0];
+      mine[s * L::kColumns + 8 * c + 2 * t + 1] += sum[c][1];
+      mine[(s + 8) * L::kColumns + 8 * c + 2 * t] += sum[c][2];
+      mine[(s + 8) * L::kColumns + 8 * c + 2 * t + 1] += sum[c][3];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) sum[c][i] = 0.0f;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      occ[h] += __shfl_xor_sync(0xffffffffu, occ[h], 1);
+      occ[h] += __shfl_xor_sync(0xffffffffu, occ[h], 2);
+    }
+    if (t == 0) {
+      warp_occ[warp * 16 + s] += occ[0];
+      warp_occ[warp * 16 + s + 8] += occ[1];
+    }
+    occ[0] = occ[1] = 0.0f;
+    tiles = 0;
+  };
+  int64_t begin, end;
+  SliceOfFrames(num_frames, begin, end);
+  const auto count_at = [&](int64_t first) {
+    return end - first < kStageFrames ? int(end - first) : kStageFrames;
+  };
+  // Frames of stage i + 2 copying, words of stage i + 1 building, products of stage i: one stage
+  // apart each, with a barrier a stage.
+  const auto xs_of = [&](int b) { return xs + b * kStageFrames * L::kDimPad; };
+  const auto words_of = [&](int b, int64_t first) {
+    BuildWords<kChunks>(xs_of(b), lse_s + b * kStageFrames, count_at(first), dim, shift,
+                        ll_words + b * L::kWords, stat_words + b * L::kWords,
+                        words_lse + b * kStageFrames);
+  };
+  if (begin < end) PrefetchStage(feats, lse, begin, count_at(begin), dim, xs_of(0), lse_s);
+  WaitCopies<0>();
+  __syncthreads();
+  if (begin < end) words_of(0, begin);
+  if (begin + kStageFrames < end) {
+    PrefetchStage(feats, lse, begin + kStageFrames, count_at(begin + kStageFrames), dim, xs_of(1),
+                  lse_s + kStageFrames);
+  }
+  int buffer = 0;
+  for (int64_t first = begin; first < end; first += kStageFrames, buffer ^= 1) {
+    WaitCopies<0>();
+    __syncthreads();  // this stage's words are built, the next's frames in, the last's consumed
+    const int64_t next = first + kStageFrames;
+    if (next < end) words_of(buffer ^ 1, next);
+    if (next + kStageFrames < end) {
+      PrefetchStage(feats, lse, next + kStageFrames, count_at(next + kStageFrames), dim,
+                    xs_of(buffer), lse_s + buffer * kStageFrames);
+    }
+    const uint4* ll_stage = ll_words + buffer * L::kWords;
+    const uint4* stat_stage = stat_words + buffer * L::kWords;
+    const float* stage_lse = words_lse + buffer * kStageFrames;
+#pragma unroll 1
+    for (int n = 0; n < kStageTiles; n += 2) {
+      float ll[2][4];
+      gauss.LogLikes(ll_stage, n, ll);
+      // The A fragments of the statistics, with reduction index t <-> frame 2t, t + 4 <-> 2t + 1:
+      // {(s, t), (s + 8, t), (s, t + 4), (s + 8, t + 4)}.
+      uint32_t a_hi[2][4], a_lo[2][4];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const float lse0 = stage_lse[8 * (n + j) + 2 * t];
+        const float lse1 = stage_lse[8 * (n + j) + 2 * t + 1];
+        const float g[4] = {__expf(ll[j][0] - lse0), __expf(ll[j][1] - lse1),
+                            __expf(ll[j][2] - lse0), __expf(ll[j][3] - lse1)};
+        occ[0] += g[0] + g[1];
+        occ[1] += g[2] + g[3];
+        SplitTf32(g[0], a_hi[j][0], a_lo[j][0]);
+        SplitTf32(g[2], a_hi[j][1], a_lo[j][1]);
+        SplitTf32(g[1], a_hi[j][2], a_lo[j][2]);
+        SplitTf32(g[3], a_hi[j][3], a_lo[j][3]);
+      }
+      // sum[c] += gamma . y of both tiles: the chains of two chunks at a time, interleaved.
+#pragma unroll
+      for (int c0 = 0; c0 < kChunks; c0 += 2) {
+        float acc[2][4];
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          uint4 b[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (c0 + e < kChunks) b[e] = stat_stage[((n + j) * kChunks + c0 + e) * 32 + lane];
+          }
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (c0 + e >= kChunks) continue;
+            if (j == 0) {
+              MmaTf32From0(acc[e], a_lo[j], b[e].x, b[e].y);
+            } else {
+              MmaTf32(acc[e], a_lo[j], b[e].x, b[e].y);
+            }
+          }
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (c0 + e < kChunks) MmaTf32(acc[e], a_hi[j], b[e].z, b[e].w);
+          }
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (c0 + e < kChunks) MmaTf32(acc[e], a_hi[j], b[e].x, b[e].y);
+          }
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          if (c0 + e < kChunks) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) sum[c0 + e][i] += acc[e][i];
+          }
+        }
+      }
+      tiles += 2;
+      if (tiles == kFlushTiles) flush();
+    }
+  }
+  flush();
+  __syncthreads();
+  const int32_t columns = EmTensorColumns(dim);
+  const int64_t block_first = int64_t(blockIdx.x) * kEmTensorBlockGauss;
+  for (int i = threadIdx.x; i < kEmTensorWarps * 16 * L::kColumns; i += kThreads) {
+    const int g = i / L::kColumns, col = i - g * L::kColumns;
+    const int c = col / 8, k = col % 8, d = 4 * c + (k & 3);
+    if (d >= dim) continue;
+    const int out = 1 + d + (k >= 4 ? dim : 0);
+    atomicAdd(&sums[(block_first + g) * columns + out], warp_sums[i]);
+  }
+  for (int g = threadIdx.x; g < kEmTensorWarps * 16; g += kThreads) {
+    atomicAdd(&sums[(block_first + g) * columns], warp_occ[g]);
+  }
+}
+
+__global__ void CombineKernel(const float2* __restrict__ partial, int32_t num_partials,
+                              const float* __restrict__ extra_lse, int32_t num_frames,
+                              float* __restrict__ lse, double* total_log_like) {
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  double v = 0.0;
+  if (t < num_frames) {
+    LogSum total;
+    for (int32_t b = 0; b < num_partials; ++b) {
+      const float2 p = partial[size_t(b) * num_frames + t];
+      total.Add(p.x, p.y);
+    }
+    if (extra_lse != nullptr) total.Add(extra_lse[t], 1.0f);
+    const float value = total.Log();
+    lse[t] = value;
+    v = value;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if (threadIdx.x % 32 == 0) atomicAdd(total_log_like, v);
+}
+
+using LogSumsFunction = void (*)(EmTensorModelView, const float*, int32_t, float2*);
+using StatisticsFunction = void (*)(EmTensorModelView, const float*, const float*, int32_t,
+                                    double*);
+
+template <size_t... kIndex>
+LogSumsFunction LogSumsKernelFor(int chunks, std::index_sequence<kIndex...>) {
+  static const LogSumsFunction kernels[] = {&LogSumsKernel<int(kIndex) + 1>...};
+  return kernels[chunks - 1];
+}
+
+template <size_t... kIndex>
+StatisticsFunction StatisticsKernelFor(int chunks, std::index_sequence<kIndex...>) {
+  static const StatisticsFunction kernels[] = {&StatisticsKernel<int(kIndex) + 1>...};
+  return kernels[chunks - 1];
+}
+
+absl::Status CheckView(const EmTensorModelView& model) {
+  const int chunks = (model.dim + 3) / 4;
+  if (model.dim < 1 || chunks > kEmTensorMaxChunks || model.num_gauss % kEmTensorBlockGauss != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("no tensor-core EM launch for dimension ",
+                                                   model.dim, " and ", model.num_gauss,
+                                                   " Gaussians"));
+  }
+  return absl::OkStatus();
+}
+
+template <int kChunks>
+size_t LogSumsBytes() {
+  return 2 * sizeof(uint4) * EmTensorLogSumRecordWords(kChunks);
+}
+template <int kChunks>
+size_t StatisticsBytes() {
+  return SharedLayout<kChunks>::kBytes;
+}
+
+template <size_t... kIndex>
+size_t SharedBytes(int chunks, bool stats, std::index_sequence<kIndex...>) {
+  static const size_t log_sums[] = {LogSumsBytes<int(kIndex) + 1>()...};
+  static const size_t statistics[] = {StatisticsBytes<int(kIndex) + 1>()...};
+  return (stats ? statistics : log_sums)[chunks - 1];
+}
+
+absl::Status LaunchKernel(const void* kernel, size_t bytes, dim3 grid, int threads, void** args,
+                          cudaStream_t stream) {
+  GMM_CUDA_RETURN_IF_ERROR(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  GMM_CUDA_RETURN_IF_ERROR(cudaLaunchKernel(kernel, grid, dim3(threads), args, bytes, stream));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int32_t EmTensorLogSumSlices(const EmTensorModelView& model, int32_t num_frames, int32_t sms) {
+  const int32_t frame_blocks = std::max(1, (num_frames + kLogSumFrames - 1) / kLogSumFrames);
+  return std::clamp((2 * sms + frame_blocks - 1) / frame_blocks, 1,
+                    std::max(1, model.num_gauss / kEmTensorRecordGauss));
+}
+
+absl::Status EmTensorLogSums(const EmTensorModelView& model, const float* feats, int32_t num_frames,
+                             int32_t slices, float2* partial, cudaStream_t stream) {
+  GMM_RETURN_IF_ERROR(CheckView(model));
+  if (num_frames <= 0 || model.num_gauss == 0) return absl::OkStatus();
+  const int chunks = (model.dim + 3) / 4;
+  const auto indices = std::make_index_sequence<kEmTensorMaxChunks>();
+  const void* kernel = reinterpret_cast<const void*>(LogSumsKernelFor(chunks, indices));
+  void* args[] = {const_cast<EmTensorModelView*>(&model), &feats, &num_frames, &partial};
+  const dim3 grid(unsigned((num_frames + kLogSumFrames - 1) / kLogSumFrames),
+                  unsigned(std::clamp(slices, 1, model.num_gauss / kEmTensorRecordGauss)));
+  return LaunchKernel(kernel, SharedBytes(chunks, false, indices), grid, kLogSumThreads, args,
+                      stream);
+}
+
+absl::Status EmTensorStatistics(const EmTensorModelView& model, const float* feats,
+                                const float* lse, int32_t num_frames, int32_t splits, double* sums,
+                                cudaStream_t stream) {
+  GMM_RETURN_IF_ERROR(CheckView(model));
+  if (num_frames <= 0 || model.num_gauss == 0) return absl::OkStatus();
+  const int chunks = (model.dim + 3) / 4;
+  const auto indices = std::make_index_sequence<kEmTensorMaxChunks>();
+  const void* kernel = reinterpret_cast<const void*>(StatisticsKernelFor(chunks, indices));
+  void* args[] = {const_cast<EmTensorModelView*>(&model), &feats, &lse, &num_frames, &sums};
+  const int32_t max_splits = (num_frames + kStageFrames - 1) / kStageFrames;
+  const dim3 grid(unsigned(model.num_gauss / kEmTensorBlockGauss),
+                  unsigned(std::clamp(splits, 1, std::min(max_splits, 65535))));
+  return LaunchKernel(kernel, SharedBytes(chunks, true, indices), grid, kThreads, args, stream);
+}
+
+absl::Status EmCombineLogSums(const float2* partial, int32_t num_partials, const float* extra_lse,
+                              int32_t num_frames, float* lse, double* total_log_like,
+                              cudaStream_t stream) {
+  if (num_frames <= 0) return absl::OkStatus();
+  constexpr int kCombineThreads = 256;
+  CombineKernel<<<unsigned((num_frames + kCombineThreads - 1) / kCombineThreads), kCombineThreads,
+                  0, stream>>>(partial, num_partials, extra_lse, num_frames, lse, total_log_like);
+  GMM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+}  // namespace gmmscore

@@ -1,0 +1,97 @@
+// The E-step of EM for one diagonal GMM on the tensor cores: the same two passes as
+// em_stats_kernel.h (per-frame log-sums, then posteriors recomputed tile by tile and their
+// statistics), with both the log-likelihoods and the statistics as mma.sync m16n8k8 TF32 products
+// in float32 accuracy (mma_tf32.cuh: 3 products a split operand pair). A warp owns 16 Gaussians
+// for the whole launch, their parameters in registers, and meets the frames 8 at a time:
+//
+//   log-likelihoods   LL (16 Gaussians x 8 frames) = C' + A (16 x 2D) . B (2D x 8), in chunks of
+//                     4 dimensions: A's row g is u_gd = (mu_gd - s_d) / var_gd, then
+//                     v_gd = -1/(2 var_gd); B's column t is x'_td = x_td - s_d, then x'_td^2,
+//                     where s is the block's shift (em_tensor_layout.h); C' holds the rest of the
+//                     expanded form as a float pair (hi + lo).
+//   statistics        gamma = exp(LL - lse_t) stays in the registers of the product that made it:
+//                     the m16n8k8 output fragment of LL is the A fragment of gamma x [x', x'^2]
+//                     (16 Gaussians x 8 frames by 8 frames x 8 columns a chunk) with the frames
+//                     of the reduction taken in the order 0 2 4 6 1 3 5 7, so nothing moves
+//                     between lanes. Each chunk's products start from zero; float32 sums over 32
+//                     tiles (256 frames), then double in shared memory, then double atomics.
+//
+// The log-sums run the other way round (a warp owns 16 frames, the Gaussians stream past
+// them a block at a time, each lane keeping running log-sums), so that no lane meets another
+// before the end. The statistics' block is kEmTensorWarps warps (kEmTensorBlockGauss Gaussians)
+// over a slice of the frames; frames stream through shared memory 32 at a time, converted once
+// into the fragments of both products. Statistics are of x' (about the block's shift): occupancy, sum gamma x', sum gamma
+// x'^2; the host adds the shift back in double (CudaGmmStatistics). Dimensions up to
+// 4 x kEmTensorMaxChunks. C++17.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace gmmscore {
+
+inline constexpr int32_t kEmTensorWarpGauss = 16;
+inline constexpr int32_t kEmTensorWarps = 8;
+inline constexpr int32_t kEmTensorBlockGauss = kEmTensorWarpGauss * kEmTensorWarps;
+// A warp keeps 8 parameter words a chunk in registers, beside 4 statistics a chunk.
+inline constexpr int32_t kEmTensorMaxChunks = 10;
+// C' of padding Gaussians: exp of it (minus any log-likelihood) is 0, and it stays finite.
+inline constexpr float kEmTensorPadConst = -1.0e30f;
+
+// Gaussians a record of the log-sums kernel holds (half a block: the same shift).
+inline constexpr int32_t kEmTensorRecordGauss = 64;
+
+// A record of Gaussians as the log-sums kernel stages it, in 16-byte words: B fragments
+// [8-Gaussian tile][chunk][32 lanes] {u hi, v hi, u lo, v lo} of Gaussian 8n + s, dimension
+// 4c + t; then their C' (float2 each, kEmTensorRecordGauss / 2 words); then their block's shift
+// (4 chunks floats, zero-padded).
+__host__ __device__ inline constexpr int32_t EmTensorLogSumRecordWords(int32_t chunks) {
+  return (kEmTensorRecordGauss / 8) * chunks * 32 + kEmTensorRecordGauss / 2 + chunks;
+}
+
+// The Gaussians on the device (em_tensor_layout.h builds it), num_gauss padded to a multiple of
+// kEmTensorBlockGauss:
+//   params   [warp tile][chunk][hi, lo][32 lanes] uint4: lane 4s + t's A fragment of the chunk,
+//            {u(s, 4c + t), u(s + 8, 4c + t), v(s, 4c + t), v(s + 8, 4c + t)} of the tile's
+//            Gaussians s and s + 8 (zero for padding dimensions and Gaussians);
+//   consts   [num_gauss] float2: C' as hi + lo; hi = kEmTensorPadConst for padding Gaussians;
+//   shift    [num_gauss / kEmTensorBlockGauss][dim];
+//   log_sum_records  [num_gauss / kEmTensorRecordGauss][EmTensorLogSumRecordWords(chunks)].
+struct EmTensorModelView {
+  const uint4* params = nullptr;
+  const uint4* log_sum_records = nullptr;
+  const float2* consts = nullptr;
+  const float* shift = nullptr;
+  int32_t num_gauss = 0;
+  int32_t dim = 0;
+};
+
+// Statistics columns a Gaussian (device, double, [num_gauss][EmTensorColumns(dim)]): occupancy,
+// then sum gamma x'_d for every d, then sum gamma x'_d^2.
+__host__ __device__ inline constexpr int32_t EmTensorColumns(int32_t dim) { return 1 + 2 * dim; }
+
+// How many slices of the Gaussians EmTensorLogSums should cut num_frames' work into so that
+// every one of `sms` multiprocessors has blocks (1 for long chunks).
+int32_t EmTensorLogSumSlices(const EmTensorModelView& model, int32_t num_frames, int32_t sms);
+
+// Log-sums of every frame over each slice of the Gaussians: partial[i * num_frames + t] =
+// (max, sum), lse = max + log(sum) over slice i's Gaussians. feats (device): num_frames x dim,
+// row-major. Asynchronous.
+absl::Status EmTensorLogSums(const EmTensorModelView& model, const float* feats, int32_t num_frames,
+                             int32_t slices, float2* partial, cudaStream_t stream);
+
+// lse[t] = log-add of the `num_partials` partial log-sums of frame t and, where extra_lse is not
+// null, extra_lse[t] (the exact kernels' share); sum_t lse[t] added to *total_log_like.
+absl::Status EmCombineLogSums(const float2* partial, int32_t num_partials, const float* extra_lse,
+                              int32_t num_frames, float* lse, double* total_log_like,
+                              cudaStream_t stream);
+
+// Adds the frames' statistics (posteriors from lse) to sums. Asynchronous.
+absl::Status EmTensorStatistics(const EmTensorModelView& model, const float* feats,
+                                const float* lse, int32_t num_frames, int32_t splits, double* sums,
+                                cudaStream_t stream);
+
+}  // namespace gmmscore
