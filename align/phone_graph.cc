@@ -41,7 +41,26 @@ class GraphBuilder {
 absl::StatusOr<AlignGraph> CompilePhoneGraph(const TransitionModel& model,
                                              std::span<const int32_t> phones,
                                              const PhoneGraphOptions& options) {
-  if (phones.empty()) return absl::InvalidArgumentError("the phone sequence is empty");
+  std::vector<Pronunciations> words;
+  words.reserve(phones.size());
+  for (const int32_t phone : phones) words.push_back({{phone}});
+  return CompileWordGraph(model, words, options);
+}
+
+absl::StatusOr<AlignGraph> CompileWordGraph(const TransitionModel& model,
+                                            std::span<const Pronunciations> words,
+                                            const PhoneGraphOptions& options) {
+  if (words.empty()) return absl::InvalidArgumentError("the sequence is empty");
+  for (size_t w = 0; w < words.size(); ++w) {
+    if (words[w].empty())
+      return absl::InvalidArgumentError(absl::StrCat("word ", w + 1, " has no pronunciation"));
+    for (const std::vector<int32_t>& phones : words[w]) {
+      if (phones.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("word ", w + 1, " has an empty pronunciation"));
+      }
+    }
+  }
   if (options.optional_silence != 0 &&
       !(options.silence_prob > 0.0f && options.silence_prob < 1.0f)) {
     return absl::InvalidArgumentError(
@@ -112,12 +131,31 @@ absl::StatusOr<AlignGraph> CompilePhoneGraph(const TransitionModel& model,
     b.AddArc(*end, 0, 0.0f, next);
     return next;
   };
+  // A word's pronunciations in parallel from `from`; returns where they meet.
+  auto add_word = [&](const Pronunciations& word, int32_t from) -> absl::StatusOr<int32_t> {
+    const int32_t end = word.size() == 1 ? -1 : b.AddState();
+    int32_t last = from;
+    for (const std::vector<int32_t>& phones : word) {
+      int32_t at = from;
+      for (const int32_t phone : phones) {
+        absl::StatusOr<int32_t> next = add_phone(phone, at);
+        if (!next.ok()) return next.status();
+        at = *next;
+      }
+      if (end < 0) {
+        last = at;
+      } else {
+        b.AddArc(at, 0, 0.0f, end);
+      }
+    }
+    return end < 0 ? last : end;
+  };
   const int32_t start = b.AddState();
   int32_t at = start;
-  for (const int32_t phone : phones) {
+  for (const Pronunciations& word : words) {
     absl::StatusOr<int32_t> next = optional_silence(at);
     if (!next.ok()) return next.status();
-    absl::StatusOr<int32_t> end = add_phone(phone, *next);
+    absl::StatusOr<int32_t> end = add_word(word, *next);
     if (!end.ok()) return end.status();
     at = *end;
   }

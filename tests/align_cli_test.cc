@@ -254,5 +254,49 @@ TEST(AlignCliTest, CompiledPhoneGraphsAlignAsKaldisGraphs) {
       << messages;
 }
 
+// compile-graphs --lexicon: Kaldi's lexicon (lang/lexicon.txt) and the utterances' words give
+// graphs that align to Kaldi's ali.txt byte for byte (silence optional between words, as Kaldi's
+// lexicon FST has it); a word missing from the lexicon fails its utterance alone; a malformed
+// lexicon fails with its file and line.
+TEST(AlignCliTest, WordGraphsFromALexiconAlignAsKaldisGraphs) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  const std::string compile = std::string(GMMSCORE_CLI) + " compile-graphs --phone-symbols=" +
+                              DataPath("kaldi-mono/phones.txt") + " --optional-silence=SIL ";
+  const std::string lexicon = "--lexicon=" + DataPath("kaldi-mono/lexicon.txt") + " ";
+  ASSERT_EQ(std::system((compile + lexicon + DataPath("kaldi-mono/final.mdl") + " ark,t:" +
+                         DataPath("kaldi-mono/text") + " ark:" + dir.file("g.fsts") + " 2>" + log)
+                            .c_str()),
+            0)
+      << ReadFile(log);
+  const std::string ali = dir.file("ali"), scores = dir.file("scores");
+  const std::string cmd = Align(
+      std::string(kOptions) + DataPath("kaldi-mono/final.mdl") + " ark:" + dir.file("g.fsts") +
+          " ark:" + DataPath("kaldi-mono/feats.ark") + " ark,t:" + ali + " ark,t:" + scores,
+      log);
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ReadFile(log);
+  ExpectKaldiOutputs(ali, scores);
+
+  WriteFile(dir.file("text"), "u1 ten of spoons\nu2 ten of clubs\n");
+  ASSERT_EQ(std::system((compile + lexicon + DataPath("kaldi-mono/final.mdl") +
+                         " ark,t:" + dir.file("text") + " ark:" + dir.file("g2.fsts") + " 2>" + log)
+                            .c_str()),
+            0);
+  EXPECT_NE(ReadFile(log).find("utterance u1: word 'spoons' is not in the lexicon"),
+            std::string::npos)
+      << ReadFile(log);
+  EXPECT_NE(ReadFile(log).find("succeeded for 1 graphs, failed for 1"), std::string::npos);
+
+  WriteFile(dir.file("lexicon"), "ten d eh n\nof ao zz\n");
+  ASSERT_EQ(std::system((compile + "--lexicon=" + dir.file("lexicon") + " " +
+                         DataPath("kaldi-mono/final.mdl") + " ark,t:" + dir.file("text") +
+                         " ark:" + dir.file("g3.fsts") + " 2>" + log)
+                            .c_str()),
+            256);
+  EXPECT_NE(ReadFile(log).find(dir.file("lexicon") + ": line 2: phone 'zz' is not in the symbol"),
+            std::string::npos)
+      << ReadFile(log);
+}
+
 }  // namespace
 }  // namespace gmmscore::testing

@@ -1,13 +1,15 @@
-// gmmscore compile-graphs: training graphs from phone transcripts (align/phone_graph.h), for
-// people without Kaldi's lexicon and compile-train-graphs: a table of phone sequences (ids, or
-// names with --phone-symbols) in, an archive of graphs out that `gmmscore align`, `gmmscore
-// train` and Kaldi's gmm-align-compiled read.
+// gmmscore compile-graphs: training graphs from transcripts (align/phone_graph.h), for people
+// without Kaldi's compile-train-graphs: a table of phone sequences (ids, or names with
+// --phone-symbols), or with --lexicon of word sequences, in; an archive of graphs out that
+// `gmmscore align`, `gmmscore train` and Kaldi's gmm-align-compiled read.
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "align/phone_graph.h"
 #include "formats/kaldi_fst.h"
 #include "formats/kaldi_model.h"
@@ -42,19 +44,57 @@ absl::StatusOr<std::map<std::string, int32_t>> ReadSymbols(const std::string& rx
   return ids;
 }
 
+// lexicon.txt: "WORD PHONE..." lines, a word's lines its pronunciations; phones resolved by
+// phone_id.
+template <typename PhoneId>
+absl::StatusOr<std::map<std::string, Pronunciations>> ReadLexicon(const std::string& rxfilename,
+                                                                  const PhoneId& phone_id) {
+  auto input = InputStream::Open(rxfilename);
+  if (!input.ok()) return input.status();
+  std::map<std::string, Pronunciations> lexicon;
+  std::string text;
+  for (int line = 1; std::getline((*input)->stream(), text); ++line) {
+    std::vector<std::string> fields =
+        absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    if (fields.empty()) continue;
+    if (fields.size() == 1) {
+      return absl::InvalidArgumentError((*input)->name() + ": line " + std::to_string(line) +
+                                        ": word '" + fields[0] + "' has no phones");
+    }
+    std::vector<int32_t> phones;
+    for (size_t i = 1; i < fields.size(); ++i) {
+      auto id = phone_id(fields[i]);
+      if (!id.ok()) {
+        return absl::InvalidArgumentError((*input)->name() + ": line " + std::to_string(line) +
+                                          ": " + std::string(id.status().message()));
+      }
+      phones.push_back(*id);
+    }
+    lexicon[fields[0]].push_back(std::move(phones));
+  }
+  if (absl::Status s = (*input)->Close(); !s.ok()) return s;
+  if (lexicon.empty())
+    return absl::InvalidArgumentError((*input)->name() + ": the lexicon is empty");
+  return lexicon;
+}
+
 }  // namespace
 
 int RunCompileGraphs(int argc, char** argv) {
   Args args("compile-graphs",
             "[options] MODEL TRANSCRIPTS-RSPEC GRAPHS-WSPEC\n"
             "Compiles training graphs from phone transcripts (\"utt p1 p2 ...\", phone ids, or\n"
-            "names with --phone-symbols) with the model's topology (monophone models).\n"
-            "e.g.: gmmscore compile-graphs --phone-symbols=phones.txt --optional-silence=SIL "
-            "final.mdl ark,t:text.phones ark:graphs.fsts");
+            "names with --phone-symbols), or with --lexicon from word transcripts, with the\n"
+            "model's topology (monophone models).\n"
+            "e.g.: gmmscore compile-graphs --phone-symbols=phones.txt --lexicon=lexicon.txt "
+            "--optional-silence=SIL final.mdl ark,t:text ark:graphs.fsts");
   args.Add({"phone-symbols", "RXFILENAME", "phones.txt: the transcripts hold phone names"})
+      .Add({"lexicon", "RXFILENAME",
+            "lexicon.txt (\"WORD PHONE...\" lines, several for several pronunciations): the "
+            "transcripts hold words"})
       .Add({"optional-silence", "PHONE",
-            "a phone (id, or name with --phone-symbols) optional at the start, between phones "
-            "and at the end"})
+            "a phone (id, or name with --phone-symbols) optional at the start, between words "
+            "(phones, without --lexicon) and at the end"})
       .Add({"silence-prob", "F", "probability of the optional silence at each place", "0.5"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
   const std::vector<std::string>& pos = args.positional();
@@ -94,6 +134,25 @@ int RunCompileGraphs(int argc, char** argv) {
     if (!sil.ok()) return Fail("compile-graphs", sil.status());
     options.optional_silence = *sil;
   }
+  std::map<std::string, Pronunciations> lexicon;
+  if (args.Has("lexicon")) {
+    auto read = ReadLexicon(args.Get("lexicon"), phone_id);
+    if (!read.ok()) return Fail("compile-graphs", read.status());
+    lexicon = *std::move(read);
+  }
+  // A transcript's words (or phones, as one-phone words).
+  auto pronunciations = [&](const std::string& word) -> absl::StatusOr<Pronunciations> {
+    if (lexicon.empty()) {
+      auto id = phone_id(word);
+      if (!id.ok()) return id.status();
+      return Pronunciations{{*id}};
+    }
+    const auto it = lexicon.find(word);
+    if (it == lexicon.end()) {
+      return absl::InvalidArgumentError("word '" + word + "' is not in the lexicon");
+    }
+    return it->second;
+  };
   auto transcripts = TokenVectorTableReader::Open(pos[1]);
   if (!transcripts.ok()) return Fail("compile-graphs", transcripts.status());
   auto graphs = FstTableWriter::Open(pos[2]);
@@ -105,18 +164,18 @@ int RunCompileGraphs(int argc, char** argv) {
     auto more = (*transcripts)->Next(&key, &words);
     if (!more.ok()) return Fail("compile-graphs", more.status());
     if (!*more) break;
-    std::vector<int32_t> phones;
+    std::vector<Pronunciations> sequence;
     absl::Status status;
     for (const std::string& w : words) {
-      auto id = phone_id(w);
-      if (!id.ok()) {
-        status = id.status();
+      auto p = pronunciations(w);
+      if (!p.ok()) {
+        status = p.status();
         break;
       }
-      phones.push_back(*id);
+      sequence.push_back(*std::move(p));
     }
     absl::StatusOr<AlignGraph> graph =
-        status.ok() ? CompilePhoneGraph(model->hmm(), phones, options) : status;
+        status.ok() ? CompileWordGraph(model->hmm(), sequence, options) : status;
     if (!graph.ok()) {
       KaldiLog(stderr, "WARNING", kProgram,
                "utterance " + key + ": " + std::string(graph.status().message()));
