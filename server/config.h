@@ -50,6 +50,10 @@ struct AlignLimits {
 struct AdaptLimits {
   int32_t max_frames = 360000;  // an hour at 100 frames/s
   int32_t max_concurrent = 2;
+  // Frames streams keep for adaptation (StreamConfig.keep_frames): all streams together, and
+  // how long after a stream ends.
+  int64_t max_kept_bytes = int64_t(1) << 30;
+  absl::Duration kept_ttl = absl::Minutes(10);
 };
 
 struct BatcherOptions {

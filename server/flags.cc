@@ -69,6 +69,11 @@ ABSL_FLAG(int32_t, max_adapt_frames, Defaults().adapt.max_frames,
           "frames one ModelAdmin.AdaptModel call may send (RESOURCE_EXHAUSTED beyond)");
 ABSL_FLAG(int32_t, max_concurrent_adaptations, Defaults().adapt.max_concurrent,
           "AdaptModel calls in progress at once; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_kept_bytes, Defaults().adapt.max_kept_bytes,
+          "bytes of frames all streams together may keep for AdaptModel (StreamConfig.keep_frames, "
+          "reserved when a stream starts; RESOURCE_EXHAUSTED beyond)");
+ABSL_FLAG(absl::Duration, kept_frames_ttl, Defaults().adapt.kept_ttl,
+          "how long a stream's kept frames stay after it ends");
 ABSL_FLAG(int32_t, max_frames_per_chunk, Defaults().stream.max_frames_per_chunk,
           "frames in one FeatureChunk; more ends the stream with INVALID_ARGUMENT");
 ABSL_FLAG(int32_t, max_stream_windows, Defaults().stream.max_stream_windows,
@@ -205,6 +210,8 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   c.align.threads = absl::GetFlag(FLAGS_align_threads);
   c.adapt.max_frames = absl::GetFlag(FLAGS_max_adapt_frames);
   c.adapt.max_concurrent = absl::GetFlag(FLAGS_max_concurrent_adaptations);
+  c.adapt.max_kept_bytes = absl::GetFlag(FLAGS_max_kept_bytes);
+  c.adapt.kept_ttl = absl::GetFlag(FLAGS_kept_frames_ttl);
   c.stream.max_select_window = absl::GetFlag(FLAGS_max_select_window);
   c.stream.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);
   c.stream.max_stream_windows = absl::GetFlag(FLAGS_max_stream_windows);

@@ -81,13 +81,15 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
     s->viterbi_queue_ = std::make_unique<ViterbiQueue>(std::move(gpus));
   }
   s->align_workers_ = std::make_unique<TaskQueue>(c.align.threads);
+  s->kept_frames_ = std::make_unique<KeptFrames>(
+      KeptFramesLimits{c.adapt.max_frames, c.adapt.max_kept_bytes, c.adapt.kept_ttl});
   s->scorer_service_ = std::make_unique<ScorerService>(
       SessionServices{&c.stream, s->registry_.get(), s->front_ends_.get(), s->batcher_.get(),
-                      &s->timers_, &s->metrics_, &s->tracker_},
+                      &s->timers_, &s->metrics_, &s->tracker_, s->kept_frames_.get()},
       AlignServices{&c.align, s->registry_.get(), s->batcher_.get(), s->align_workers_.get(),
                     s->viterbi_queue_.get(), &s->metrics_, &s->alignments_in_progress_});
-  s->admin_service_ =
-      std::make_unique<ModelAdminService>(s->registry_.get(), &s->loader_, token, c.adapt);
+  s->admin_service_ = std::make_unique<ModelAdminService>(s->registry_.get(), &s->loader_, token,
+                                                          c.adapt, s->kept_frames_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

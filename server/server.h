@@ -69,6 +69,7 @@ class GmmscoreServer {
   // submit to it.
   std::unique_ptr<ViterbiQueue> viterbi_queue_;
   std::unique_ptr<TaskQueue> align_workers_;  // Align calls' checks and CPU Viterbi
+  std::unique_ptr<KeptFrames> kept_frames_;   // before the services that use it
   std::unique_ptr<ScorerService> scorer_service_;
   std::unique_ptr<ModelAdminService> admin_service_;
   std::unique_ptr<grpc::Server> server_;  // last: shut down and destroyed first

@@ -435,7 +435,7 @@ TEST_F(ServerAdminTest, AdaptModelRefusesBadRequestsClearly) {
   expect(r, absl::StatusCode::kInvalidArgument, "transition-ids for");
   r = good;
   r.mutable_utterances(0)->clear_alignment();
-  expect(r, absl::StatusCode::kInvalidArgument, "either an alignment or posteriors");
+  expect(r, absl::StatusCode::kInvalidArgument, "one of an alignment, posteriors or a pdf");
   r = good;
   r.mutable_utterances(1)->set_features(40, std::nanf(""));
   expect(r, absl::StatusCode::kInvalidArgument, "frame 1, dimension 1 is nan");
@@ -462,6 +462,155 @@ TEST(ServerAdaptLimitsTest, FramesBeyondTheLimitAreRefused) {
       client::AdminClient(Connect(server->port()), kToken).Adapt(AdaptRequest("x")).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
   EXPECT_NE(s.message().find("--max-adapt-frames"), std::string::npos) << s;
+}
+
+// Adaptation to a stream's own frames (StreamConfig.keep_frames, AdaptUtterance.from_stream):
+// the model adapted to what the stream kept equals the one adapted to the same frames sent in the
+// request; a stream keeps its last keep_frames frames; one pdf a frame (e.g. best_state) adapts
+// as the transition-ids of those pdfs do.
+TEST_F(ServerAdminTest, AdaptModelToTheFramesAStreamKept) {
+  client::AdminClient admin(channel_, kToken);
+  const auto alignments = ParseInt32Archive(ReadFile(DataPath("kaldi-mono/ali.txt")));
+  const auto pdfs = ParseInt32Archive(ReadFile(DataPath("kaldi-mono/pdf_ali.txt")));
+  const std::vector<int32_t>& ali = alignments.at("cards-001");
+  ASSERT_EQ(int32_t(ali.size()), feats_.rows);
+  v1::StreamConfig all = StreamConfigFor("speaker-a", 10);
+  all.set_keep_frames(1000);
+  ASSERT_TRUE(StreamScores(channel_, all, feats_, 7).ok());
+  v1::StreamConfig last50 = StreamConfigFor("speaker-b", 10);
+  last50.set_keep_frames(50);
+  ASSERT_TRUE(StreamScores(channel_, last50, feats_, 7).ok());
+
+  const auto adapt = [&](const std::string& name, const v1::AdaptUtterance& u) {
+    v1::AdaptModelRequest r;
+    r.set_base_model("mono");
+    r.set_name(name);
+    *r.add_utterances() = u;
+    return admin.Adapt(r);
+  };
+  const auto scores = [&](const std::string& model) {
+    auto m = StreamScores(channel_, StreamConfigFor("check-" + model, 10, model), feats_, 10);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? *m : Matrix();
+  };
+  v1::AdaptUtterance kept, sent;
+  kept.set_from_stream("speaker-a");
+  kept.mutable_alignment()->Add(ali.begin(), ali.end());
+  sent.mutable_features()->Add(feats_.data.begin(), feats_.data.end());
+  sent.mutable_alignment()->Add(ali.begin(), ali.end());
+  ASSERT_TRUE(adapt("from-stream", kept).ok());
+  ASSERT_TRUE(adapt("from-request", sent).ok());
+  const Matrix from_stream = scores("from-stream");
+  EXPECT_EQ(from_stream.data, scores("from-request").data);
+  EXPECT_NE(from_stream.data, OfflineScores(MonoModelPath(), feats_).data);
+
+  // The last 50 frames, with the last 50 transition-ids; and as pdfs.
+  v1::AdaptUtterance tail, tail_sent, tail_pdfs;
+  tail.set_from_stream("speaker-b");
+  tail.mutable_alignment()->Add(ali.end() - 50, ali.end());
+  const Matrix last = Rows(feats_, feats_.rows - 50, 50);
+  tail_sent.mutable_features()->Add(last.data.begin(), last.data.end());
+  tail_sent.mutable_alignment()->Add(ali.end() - 50, ali.end());
+  tail_pdfs.set_from_stream("speaker-b");
+  const std::vector<int32_t>& pdf = pdfs.at("cards-001");
+  tail_pdfs.mutable_pdf_alignment()->Add(pdf.end() - 50, pdf.end());
+  ASSERT_TRUE(adapt("tail", tail).ok());
+  ASSERT_TRUE(adapt("tail-sent", tail_sent).ok());
+  ASSERT_TRUE(adapt("tail-pdfs", tail_pdfs).ok());
+  const Matrix tail_scores = scores("tail");
+  EXPECT_EQ(tail_scores.data, scores("tail-sent").data);
+  const Matrix pdf_scores = scores("tail-pdfs");
+  ASSERT_EQ(pdf_scores.data.size(), tail_scores.data.size());
+  for (size_t i = 0; i < pdf_scores.data.size(); ++i) {
+    ASSERT_NEAR(pdf_scores.data[i], tail_scores.data[i], 1e-3) << i;
+  }
+
+  // Clear errors, naming the utterance; nothing registered.
+  const auto expect = [&](const v1::AdaptUtterance& u, absl::StatusCode code,
+                          const std::string& says) {
+    const absl::Status st = adapt("bad", u).status();
+    EXPECT_EQ(st.code(), code) << st;
+    EXPECT_NE(st.message().find(says), std::string::npos) << st;
+  };
+  v1::AdaptUtterance u = kept;
+  u.set_from_stream("nobody");
+  expect(u, absl::StatusCode::kNotFound, "no frames kept for stream 'nobody'");
+  u = kept;
+  u.mutable_features()->Add(feats_.data.begin(), feats_.data.end());
+  expect(u, absl::StatusCode::kInvalidArgument, "features or from_stream, not both");
+  u = tail;
+  u.mutable_alignment()->RemoveLast();
+  expect(u, absl::StatusCode::kInvalidArgument, "49 transition-ids for 50 frames");
+  u = tail_pdfs;
+  u.set_pdf_alignment(3, 56);
+  expect(u, absl::StatusCode::kInvalidArgument, "frame 3: pdf 56 is not in the model");
+  u = tail_pdfs;
+  u.mutable_alignment()->Add(ali.end() - 50, ali.end());
+  expect(u, absl::StatusCode::kInvalidArgument, "one of an alignment, posteriors or a pdf");
+  EXPECT_EQ(admin.Get("bad").status().code(), absl::StatusCode::kNotFound);
+}
+
+// What a stream may keep: within --max-adapt-frames, with a stream_id, one live stream an id,
+// all streams within --max-kept-bytes; the frames go --kept-frames-ttl after the stream ends.
+TEST(ServerKeptFramesTest, LimitsAndTimeToLive) {
+  TempDir dir;
+  WriteFile(dir.file("token"), std::string(kToken) + "\n");
+  server::ServerConfig config = LoopbackConfig();
+  config.admin_token_file = dir.file("token");
+  config.adapt.max_frames = 200;
+  config.adapt.max_kept_bytes = 300 * 39 * 4;  // one stream of 200 frames, not two
+  config.adapt.kept_ttl = absl::ZeroDuration();
+  auto server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  auto channel = Connect(server->port());
+  const Matrix& feats = MonoFeatures().at("cards-001");
+  const auto stream_status = [&](const std::string& id, int32_t keep) {
+    v1::StreamConfig c = StreamConfigFor(id, 10);
+    c.set_keep_frames(keep);
+    return StreamScores(channel, c, feats, 10).status();
+  };
+  absl::Status st = stream_status("a", 201);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("--max-adapt-frames"), std::string::npos) << st;
+  st = stream_status("", 10);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+  EXPECT_NE(st.message().find("needs a stream_id"), std::string::npos) << st;
+
+  // A live stream keeps "live": a second one under the id is refused, and a second id would
+  // pass --max-kept-bytes.
+  client::ScoreStream::Options options;
+  options.keep_scores = false;
+  v1::StreamConfig live = StreamConfigFor("live", 10);
+  live.set_keep_frames(200);
+  auto first = client::ScoreStream::Open(channel, live, options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE((*first)->Push(feats).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    v1::AdaptModelRequest r;
+    r.set_base_model("mono");
+    r.set_name("probe");
+    r.add_utterances()->set_from_stream("live");
+    // Kept frames exist once the stream's config is in: the labels are then what is wrong.
+    return client::AdminClient(channel, kToken).Adapt(r).status().code() ==
+           absl::StatusCode::kInvalidArgument;
+  }));
+  st = stream_status("live", 10);
+  EXPECT_EQ(st.code(), absl::StatusCode::kAlreadyExists) << st;
+  st = stream_status("other", 200);
+  EXPECT_EQ(st.code(), absl::StatusCode::kResourceExhausted) << st;
+  EXPECT_NE(st.message().find("--max-kept-bytes"), std::string::npos) << st;
+  ASSERT_TRUE((*first)->End().ok());
+  ASSERT_TRUE((*first)->Finish().ok());
+  // Ended, with a time to live of 0: gone, and its bytes free for another stream.
+  v1::AdaptModelRequest r;
+  r.set_base_model("mono");
+  r.set_name("late");
+  v1::AdaptUtterance* u = r.add_utterances();
+  u->set_from_stream("live");
+  u->add_pdf_alignment(0);
+  st = client::AdminClient(channel, kToken).Adapt(r).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kNotFound) << st;
+  EXPECT_TRUE(stream_status("other", 200).ok());
 }
 
 }  // namespace

@@ -125,8 +125,8 @@ grpc::ServerUnaryReactor* ModelAdminService::AdaptModel(grpc::CallbackServerCont
   loader_->Post([this, reactor, request, response, base = *std::move(base)] {
     absl::StatusOr<v1::ModelInfo> info = [&]() -> absl::StatusOr<v1::ModelInfo> {
       try {
-        GMM_ASSIGN_OR_RETURN(GmmModel adapted,
-                             AdaptedModel(base->model(), *request, adapt_limits_));
+        GMM_ASSIGN_OR_RETURN(GmmModel adapted, AdaptedModel(base->model(), *request, adapt_limits_,
+                                                            *kept_frames_, Clock::now()));
         return registry_->Add(request->name(), std::move(adapted),
                               absl::StrCat("adapted from ", base->name(), " v", base->version()),
                               request->replace());

@@ -10,6 +10,7 @@
 
 #include "gmmscore/v1/model_admin.grpc.pb.h"
 #include "server/config.h"
+#include "server/kept_frames.h"
 #include "server/model_registry.h"
 #include "server/scheduling/task_queue.h"
 
@@ -19,11 +20,12 @@ class ModelAdminService final : public v1::ModelAdmin::CallbackService {
  public:
   // An empty token disables mutations.
   ModelAdminService(ModelRegistry* registry, TaskQueue* loader, std::string admin_token,
-                    AdaptLimits adapt_limits)
+                    AdaptLimits adapt_limits, KeptFrames* kept_frames)
       : registry_(registry),
         loader_(loader),
         admin_token_(std::move(admin_token)),
-        adapt_limits_(adapt_limits) {}
+        adapt_limits_(adapt_limits),
+        kept_frames_(kept_frames) {}
 
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
                                        const v1::ListModelsRequest* request,
@@ -48,6 +50,7 @@ class ModelAdminService final : public v1::ModelAdmin::CallbackService {
   TaskQueue* const loader_;
   const std::string admin_token_;
   const AdaptLimits adapt_limits_;
+  KeptFrames* const kept_frames_;        // AdaptUtterance.from_stream
   std::atomic<int32_t> adaptations_{0};  // AdaptModel calls in progress
 };
 

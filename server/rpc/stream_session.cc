@@ -334,6 +334,20 @@ void StreamSession::HandleRequest(Clock::time_point now) {
         }
         front_end_ = std::move(*front_end);
       }
+      if (const int32_t keep = request_.config().keep_frames(); keep != 0) {
+        if (setup_->stream_id.empty()) {
+          Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+               "keep_frames needs a stream_id to keep the frames under");
+          return;
+        }
+        auto writer = services_.kept_frames->Open(setup_->stream_id, setup_->dim, keep, now);
+        if (!writer.ok()) {
+          Fail(writer.status().code(), ReasonFor(writer.status().code()),
+               std::string(writer.status().message()));
+          return;
+        }
+        kept_ = *std::move(writer);
+      }
       encoder_.emplace(setup_->encoder);
       for (const auto& m : setup_->models->models) {
         ++m->active_streams();
@@ -429,6 +443,7 @@ void StreamSession::AppendFrames(std::string_view data, int64_t frames, Clock::t
   }
   AddBuffered(frames * int64_t(setup_->dim) * int64_t(sizeof(float)));
   for (prometheus::Counter* c : frames_received_) c->Increment(double(frames));
+  if (kept_) kept_->Append(data);
 }
 
 void StreamSession::AddAudio(const v1::AudioChunk& chunk, Clock::time_point now) {
@@ -561,6 +576,7 @@ void StreamSession::OnDone() {
     if (setup_.has_value() && setup_->models != nullptr) {
       for (const auto& m : setup_->models->models) --m->active_streams();
     }
+    kept_.reset();  // the kept frames' time to live starts
   }
   if (has_slot_) {
     services_.metrics->active_streams.Decrement();

@@ -36,6 +36,7 @@
 #include "gmmscore/v1/scorer.pb.h"
 #include "server/config.h"
 #include "server/front_end_registry.h"
+#include "server/kept_frames.h"
 #include "server/metrics.h"
 #include "server/model_registry.h"
 #include "server/rpc/in_order.h"
@@ -83,6 +84,7 @@ struct SessionServices {
   TimerQueue* timers;
   Metrics* metrics;
   SessionTracker* tracker;
+  KeptFrames* kept_frames;
 };
 
 class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>,
@@ -180,9 +182,10 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   std::optional<ResponseEncoder> encoder_;
   std::vector<prometheus::Counter*> frames_received_;
 
-  std::optional<WindowCutter> cutter_;  // frames read, not yet in a window (after the config)
-  int32_t windows_out_ = 0;             // submitted and not yet written
-  InOrder<Scored> in_order_;            // windows cut, scored windows waiting for an earlier one
+  std::optional<WindowCutter> cutter_;        // frames read, not yet in a window (after the config)
+  std::unique_ptr<KeptFrames::Writer> kept_;  // StreamConfig.keep_frames
+  int32_t windows_out_ = 0;                   // submitted and not yet written
+  InOrder<Scored> in_order_;  // windows cut, scored windows waiting for an earlier one
   std::deque<Outgoing> outbound_;
   int64_t buffered_bytes_ = 0;
 
