@@ -14,18 +14,25 @@ Audio streams (the server computes the features with one of its front ends)::
     stream = client.stream("mono", audio=gmmscore.AudioSpec("online", 16000))
     stream.push_audio(samples)                    # int16 [samples]
 
+A stream that keeps its frames (``keep_frames``, with a ``stream_id``) can adapt a model to its
+speaker (``client.adapt_model``, the admin token needed), e.g. to the windows' best states::
+
+    client.adapt_model("mono", "mono-spk1", [gmmscore.AdaptUtterance(
+        from_stream="call-17", pdfs=np.concatenate([w.best_state for w in windows]))])
+
 gmmscore.aio.Client is the same for asyncio. Errors are GmmscoreError (with the gRPC status
 code); inputs of the wrong dtype or shape raise ValueError before anything is sent.
 """
 
-from ._types import (AlignResult, AudioSpec, GmmscoreError, ModelInfo, ModelVersion, ScoredWindow,
-                     SparseScores)
+from ._types import (AdaptUtterance, AlignResult, AudioSpec, GmmscoreError, ModelInfo, ModelVersion,
+                     ScoredWindow, SparseScores)
 from .client import Client
 from .stream import ScoreStream
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdaptUtterance",
     "AlignResult",
     "AudioSpec",
     "Client",

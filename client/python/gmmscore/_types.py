@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import grpc
 import numpy as np
@@ -114,3 +114,19 @@ class AlignResult:
     score: float  # -(graph + scaled acoustic cost), what gmm-align-compiled writes
     retried: bool  # the retry beam was needed
     model: ModelVersion
+
+
+@dataclass(frozen=True)
+class AdaptUtterance:
+    """One utterance for Client.adapt_model: its frames, either ``frames`` (float32
+    [frames, dim]) or ``from_stream`` (the stream_id of a stream opened with ``keep_frames``: the
+    frames the server kept, after its front end for audio streams), and one label a frame, either
+    ``alignment`` (transition-ids, e.g. a decoder's 1-best) or ``pdfs`` (model state ids, e.g.
+    the ScoredWindows' best_state). ``key`` names it in errors."""
+
+    frames: Optional[np.ndarray] = None
+    from_stream: str = ""
+    alignment: Optional[Sequence[int]] = None
+    pdfs: Optional[Sequence[int]] = None
+    key: str = ""
+

@@ -11,8 +11,8 @@ import grpc
 import numpy as np
 
 from ._stubs import model_admin_pb2, scorer_pb2
-from ._types import (AlignResult, AudioSpec, GmmscoreError, ModelInfo, ModelVersion, ScoredWindow,
-                     SparseScores)
+from ._types import (AdaptUtterance, AlignResult, AudioSpec, GmmscoreError, ModelInfo, ModelVersion,
+                     ScoredWindow, SparseScores)
 
 StreamConfig = scorer_pb2.StreamConfig
 
@@ -93,6 +93,7 @@ def stream_config(
     dim: Optional[int],
     audio: Optional[AudioSpec],
     stream_id: str,
+    keep_frames: int = 0,
 ) -> StreamConfig:
     """The StreamConfig of Client.stream, checked (ValueError) before anything is sent."""
     names = [models] if isinstance(models, str) else list(models)
@@ -111,6 +112,8 @@ def stream_config(
         raise ValueError(f"stream: {len(weights)} weights for {len(names)} models")
     if dim is not None and dim < (0 if audio is not None else 1):
         raise ValueError(f"stream: dim {dim} must be >= 1")
+    if keep_frames < 0 or (keep_frames > 0 and not stream_id):
+        raise ValueError("stream: keep_frames must be >= 0, and needs a stream_id")
     config = StreamConfig(
         stream_id=stream_id,
         models=names,
@@ -124,6 +127,7 @@ def stream_config(
         beam=beam or 0.0,
         max_states=max_states,
         state_subset=[int(s) for s in state_subset or []],
+        keep_frames=keep_frames,
     )
     if any(s < 0 for s in config.state_subset):
         raise ValueError("stream: state_subset ids must be >= 0")
@@ -381,3 +385,36 @@ def align_result(r: scorer_pb2.AlignResponse) -> AlignResult:
         retried=r.retried,
         model=ModelVersion(r.model.name, r.model.version),
     )
+
+
+def adapt_request(base_model: str, name: str, utterances: Sequence[AdaptUtterance], *,
+                  replace: bool, mean_tau: Optional[float], variance_tau: Optional[float],
+                  weight_tau: Optional[float],
+                  update_flags: Optional[str]) -> model_admin_pb2.AdaptModelRequest:
+    """The AdaptModelRequest of Client.adapt_model, checked (ValueError) before it is sent."""
+    if not utterances:
+        raise ValueError("adapt_model: no utterances")
+    request = model_admin_pb2.AdaptModelRequest(base_model=base_model, name=name, replace=replace)
+    for i, u in enumerate(utterances):
+        label = f"adapt_model: utterance {u.key or i}"
+        if (u.frames is None) == (not u.from_stream):
+            raise ValueError(f"{label}: give frames or from_stream")
+        if (u.alignment is None) == (u.pdfs is None):
+            raise ValueError(f"{label}: give an alignment or pdfs")
+        out = request.utterances.add(key=u.key, from_stream=u.from_stream)
+        if u.frames is not None:
+            frames = np.asarray(u.frames)
+            if frames.dtype != np.float32 or frames.ndim != 2:
+                raise ValueError(f"{label}: frames must be float32 [frames, dim], not "
+                                 f"{frames.dtype} {frames.shape}")
+            out.features.extend(frames.ravel().tolist())
+        if u.alignment is not None:
+            out.alignment.extend(int(t) for t in u.alignment)
+        else:
+            out.pdf_alignment.extend(int(p) for p in u.pdfs)
+    for field_name, value in (("mean_tau", mean_tau), ("variance_tau", variance_tau),
+                              ("weight_tau", weight_tau), ("update_flags", update_flags)):
+        if value is not None:
+            setattr(request, field_name, value)
+    return request
+

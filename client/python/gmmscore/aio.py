@@ -25,7 +25,7 @@ import numpy as np
 from . import _wire
 from ._stubs import model_admin_pb2, model_admin_pb2_grpc, scorer_pb2, scorer_pb2_grpc
 from ._stream_state import Finished, StreamState
-from ._types import AlignResult, AudioSpec, GmmscoreError, ModelInfo, ScoredWindow
+from ._types import AdaptUtterance, AlignResult, AudioSpec, GmmscoreError, ModelInfo, ScoredWindow
 from .client import ALIGN_TIMEOUT_S, HEALTH_TIMEOUT_S, READ_TIMEOUT_S
 
 __all__ = ["Client", "ScoreStream"]
@@ -215,6 +215,7 @@ class Client:
         dim: Optional[int] = None,
         audio: Optional[AudioSpec] = None,
         stream_id: str = "",
+        keep_frames: int = 0,
         chunk_frames: int = 100,
         timeout: Optional[float] = None,
     ) -> ScoreStream:
@@ -223,7 +224,7 @@ class Client:
             models, window=window, encoding=encoding, beam=beam, max_states=max_states,
             fusion=fusion, weights=weights, select_window=select_window,
             max_latency_ms=max_latency_ms, state_subset=state_subset, dim=dim, audio=audio,
-            stream_id=stream_id)
+            stream_id=stream_id, keep_frames=keep_frames)
 
         async def model_dim(name: str) -> int:
             return (await self.get_model(name)).dim
@@ -274,3 +275,15 @@ class Client:
         return _wire.model_info(await _call(self._admin.UnloadModel(
             model_admin_pb2.UnloadModelRequest(name=name), timeout=timeout,
             metadata=_wire.bearer(self._token))))
+
+    async def adapt_model(self, base_model: str, name: str,
+                          utterances: Sequence[AdaptUtterance], *, replace: bool = False,
+                          mean_tau: Optional[float] = None, variance_tau: Optional[float] = None,
+                          weight_tau: Optional[float] = None, update_flags: Optional[str] = None,
+                          timeout: Optional[float] = None) -> ModelInfo:
+        """As gmmscore.Client.adapt_model."""
+        request = _wire.adapt_request(base_model, name, utterances, replace=replace,
+                                      mean_tau=mean_tau, variance_tau=variance_tau,
+                                      weight_tau=weight_tau, update_flags=update_flags)
+        return _wire.model_info(await _call(self._admin.AdaptModel(
+            request, timeout=timeout, metadata=_wire.bearer(self._token))))

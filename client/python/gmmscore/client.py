@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _wire
 from ._stubs import model_admin_pb2, model_admin_pb2_grpc, scorer_pb2_grpc
-from ._types import AlignResult, AudioSpec, GmmscoreError, ModelInfo
+from ._types import AdaptUtterance, AlignResult, AudioSpec, GmmscoreError, ModelInfo
 from .stream import ScoreStream
 
 T = TypeVar("T")
@@ -78,6 +78,7 @@ class Client:
         dim: Optional[int] = None,
         audio: Optional[AudioSpec] = None,
         stream_id: str = "",
+        keep_frames: int = 0,
         chunk_frames: int = 100,
         timeout: Optional[float] = None,
     ) -> ScoreStream:
@@ -90,13 +91,14 @@ class Client:
         only these model states. dim: the feature dimension (None: that of the first frames
         pushed). audio: stream int16 samples that the server's front end turns into features.
         stream_id: echoed in responses and named in errors (and the dither seed of audio streams).
-        chunk_frames: frames (or 10 ms of audio) per message. timeout: for the whole stream.
+        keep_frames: the server keeps the stream's last keep_frames feature frames under stream_id
+        for adapt_model (AdaptUtterance.from_stream). chunk_frames: frames (or 10 ms of audio) per message. timeout: for the whole stream.
         """
         config = _wire.stream_config(
             models, window=window, encoding=encoding, beam=beam, max_states=max_states,
             fusion=fusion, weights=weights, select_window=select_window,
             max_latency_ms=max_latency_ms, state_subset=state_subset, dim=dim, audio=audio,
-            stream_id=stream_id)
+            stream_id=stream_id, keep_frames=keep_frames)
         return ScoreStream(self._scorer, config, chunk_frames=chunk_frames, timeout=timeout,
                            model_dim=lambda name: self.get_model(name).dim)
 
@@ -155,3 +157,17 @@ class Client:
         return _wire.model_info(_call(self._admin.UnloadModel,
                                       model_admin_pb2.UnloadModelRequest(name=name),
                                       timeout=timeout, metadata=_wire.bearer(self._token)))
+
+    def adapt_model(self, base_model: str, name: str, utterances: Sequence[AdaptUtterance], *,
+                    replace: bool = False, mean_tau: Optional[float] = None,
+                    variance_tau: Optional[float] = None, weight_tau: Optional[float] = None,
+                    update_flags: Optional[str] = None,
+                    timeout: Optional[float] = None) -> ModelInfo:
+        """MAP-adapts base_model to the utterances (gmm-adapt-map's rules; unset taus and flags:
+        its defaults 10, 50, 10, "mw") and registers the result as name, which serves new streams
+        at once; the admin token is needed. An existing name needs replace=True."""
+        request = _wire.adapt_request(base_model, name, utterances, replace=replace,
+                                      mean_tau=mean_tau, variance_tau=variance_tau,
+                                      weight_tau=weight_tau, update_flags=update_flags)
+        return _wire.model_info(_call(self._admin.AdaptModel, request, timeout=timeout,
+                                      metadata=_wire.bearer(self._token)))

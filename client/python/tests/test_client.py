@@ -421,6 +421,40 @@ class AdminAndHealthTest(ServerTestCase):
         self.assertEqual(caught.exception.code, grpc.StatusCode.NOT_FOUND)
 
 
+    def test_adapt_model_to_what_a_stream_kept(self) -> None:
+        feats = read_kaldi_matrices(os.path.join(self.data, "feats.ark"))["cards-001"]
+        ali = read_int_archive(os.path.join(self.data, "ali.txt"))["cards-001"]
+        with self.client.stream("mono", encoding="float32", stream_id="py-speaker",
+                                keep_frames=1000) as s:
+            s.push_frames(feats)
+            s.end()
+            best = np.concatenate([w.best_state for w in s])
+        kept = self.client.adapt_model(
+            "mono", "py-kept", [gmmscore.AdaptUtterance(from_stream="py-speaker", alignment=ali)])
+        sent = self.client.adapt_model(
+            "mono", "py-sent", [gmmscore.AdaptUtterance(frames=feats, alignment=ali)])
+        self.assertEqual((kept.name, kept.status, kept.format), ("py-kept", "READY", "adapted"))
+        self.assertEqual(sent.num_gaussians, 677)
+        self.assertTrue(np.array_equal(self.client.score("py-kept", feats, encoding="float32"),
+                                       self.client.score("py-sent", feats, encoding="float32")))
+        # The model's own first-pass labels (best_state), as a client without a decoder has.
+        self.client.adapt_model("mono", "py-best", [gmmscore.AdaptUtterance(
+            from_stream="py-speaker", pdfs=best)], mean_tau=5.0)
+        self.assertFalse(np.array_equal(self.client.score("py-best", feats, encoding="float32"),
+                                        self.client.score("mono", feats, encoding="float32")))
+        with self.assertRaises(gmmscore.GmmscoreError) as caught:
+            self.client.adapt_model("mono", "x", [gmmscore.AdaptUtterance(
+                from_stream="nobody", pdfs=best)])
+        self.assertEqual(caught.exception.code, grpc.StatusCode.NOT_FOUND)
+        with self.assertRaises(ValueError):
+            self.client.adapt_model("mono", "x", [gmmscore.AdaptUtterance(
+                frames=feats, from_stream="py-speaker", pdfs=best)])
+        with self.assertRaises(ValueError):
+            self.client.stream("mono", keep_frames=10)  # no stream_id to keep them under
+        for name in ("py-kept", "py-sent", "py-best"):
+            self.client.unload_model(name)
+
+
 class AudioStreamTest(ServerTestCase):
     def test_audio_equals_compute_feats_and_score(self) -> None:
         wavs = sorted(os.path.join(CARDS_DIR, f) for f in os.listdir(CARDS_DIR)
