@@ -1,6 +1,6 @@
 // gmmscore est: Kaldi's gmm-est: maximum-likelihood re-estimation of a model from its
-// statistics (transitions, then the GMMs, then mixing up), with gmm-est's arguments, options,
-// defaults, log lines and exit status.
+// statistics (transitions, then the GMMs, then mixing down and up), with gmm-est's arguments,
+// options, defaults, log lines and exit status.
 #include <cstdio>
 #include <random>
 #include <string>
@@ -13,6 +13,7 @@
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
+#include "train/mix_down.h"
 #include "train/mix_up.h"
 #include "train/mle_update.h"
 #include "train/transition_update.h"
@@ -42,8 +43,10 @@ int RunEst(int argc, char** argv) {
             "e.g.: gmmscore est 1.mdl 1.acc 2.mdl");
   args.Add({"binary", "", "write output in binary mode", "true"})
       .Add({"mix-up", "N", "increase the number of mixture components to this overall target", "0"})
-      .Add({"min-count", "F", "minimum per-Gaussian count enforced while mixing up", "20"})
-      .Add({"power", "F", "if mixing up, power to allocate Gaussians to states", "0.2"})
+      .Add({"min-count", "F", "minimum per-Gaussian count enforced while mixing up and down", "20"})
+      .Add({"mix-down", "N", "if nonzero, merge mixture components down to this overall target",
+            "0"})
+      .Add({"power", "F", "if mixing up or down, power to allocate Gaussians to states", "0.2"})
       .Add({"update-flags", "FLAGS", "which GMM parameters to update: subset of mvwt", "mvwt"})
       .Add({"perturb-factor", "F",
             "while mixing up, perturb means by standard deviation times this factor", "0.01"})
@@ -69,7 +72,8 @@ int RunEst(int argc, char** argv) {
     std::fprintf(stderr, "%s", args.Help().c_str());
     return 1;
   }
-  auto mixup = args.GetInt("mix-up"), srand = args.GetInt("srand");
+  auto mixup = args.GetInt("mix-up"), mixdown = args.GetInt("mix-down"),
+       srand = args.GetInt("srand");
   auto min_count = args.GetDouble("min-count"), power = args.GetDouble("power"),
        perturb = args.GetDouble("perturb-factor"), tfloor = args.GetDouble("transition-floor"),
        tmin = args.GetDouble("transition-min-count"),
@@ -77,9 +81,9 @@ int RunEst(int argc, char** argv) {
        min_occ = args.GetDouble("min-gaussian-occupancy"), min_var = args.GetDouble("min-variance"),
        rel_floor = args.GetDouble("var-floor-relative");
   for (const absl::Status& s :
-       {mixup.status(), srand.status(), min_count.status(), power.status(), perturb.status(),
-        tfloor.status(), tmin.status(), min_weight.status(), min_occ.status(), min_var.status(),
-        rel_floor.status()}) {
+       {mixup.status(), mixdown.status(), srand.status(), min_count.status(), power.status(),
+        perturb.status(), tfloor.status(), tmin.status(), min_weight.status(), min_occ.status(),
+        min_var.status(), rel_floor.status()}) {
     if (!s.ok()) return Fail("est", s);
   }
   auto flags = ParseGmmFlags(args.Get("update-flags"));
@@ -146,10 +150,23 @@ int RunEst(int argc, char** argv) {
   auto result = GmmModel::Create(std::move(spec));
   if (!result.ok()) return Fail("est", result.status());
 
-  if (*mixup != 0 || args.Has("write-occs")) {
+  if (*mixup != 0 || *mixdown != 0 || args.Has("write-occs")) {
     std::vector<float> occs(static_cast<size_t>(stats->gmm.num_pdfs()));
     for (int32_t pdf = 0; pdf < stats->gmm.num_pdfs(); ++pdf) {
       occs[size_t(pdf)] = static_cast<float>(stats->gmm.PdfOccupancy(pdf));
+    }
+    if (*mixdown != 0) {
+      const MixDownOptions dopts{.target = int32_t(*mixdown),
+                                 .power = static_cast<float>(*power),
+                                 .min_count = static_cast<float>(*min_count)};
+      const int64_t before = result->num_gauss();
+      auto merged = MixDown(*result, occs, dopts);
+      if (!merged.ok()) return Fail("est", merged.status());
+      result = *std::move(merged);
+      Log("Merged " + KaldiNumber(result->num_states()) + " states with target = " +
+          KaldiNumber(*mixdown) + ", power = " + KaldiNumber(dopts.power) +
+          " and min_count = " + KaldiNumber(dopts.min_count) + ", merged from " +
+          KaldiNumber(before) + " to " + KaldiNumber(result->num_gauss()));
     }
     if (*mixup != 0) {
       const MixUpOptions mopts{.target = int32_t(*mixup),
