@@ -66,7 +66,8 @@ absl::StatusOr<std::unique_ptr<KeptFrames::Writer>> KeptFrames::Open(const std::
                                                    limits_.max_frames_per_stream,
                                                    "] (--max-adapt-frames)"));
   }
-  const int64_t bytes = int64_t(frames) * dim * int64_t(sizeof(float));
+  const int64_t bytes = int64_t(frames) * dim * int64_t(sizeof(float)) + int64_t(stream_id.size()) +
+                        kEntryOverheadBytes;
   std::lock_guard<std::mutex> lock(mu_);
   Expire(now);
   auto it = entries_.find(stream_id);
@@ -80,9 +81,10 @@ absl::StatusOr<std::unique_ptr<KeptFrames::Writer>> KeptFrames::Open(const std::
     replaced = it->second->bytes;
   }
   if (reserved_bytes_ - replaced + bytes > limits_.max_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "keeping ", frames, " frames (", bytes, " bytes) would pass --max-kept-bytes (",
-        limits_.max_bytes, "; ", reserved_bytes_, " kept by other streams)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("keeping ", frames, " frames (", bytes,
+                     " bytes with the entry) would pass --max-kept-bytes (", limits_.max_bytes,
+                     "; ", reserved_bytes_, " kept by other streams)"));
   }
   auto entry = std::make_shared<Writer::Entry>(dim, frames, bytes);
   reserved_bytes_ += bytes - replaced;

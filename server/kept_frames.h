@@ -4,10 +4,12 @@
 // runs and for a time to live after it ends.
 //
 // Bounded before anything is allocated: a stream keeps at most max_frames_per_stream frames; all
-// streams together at most max_bytes, reserved in full when a stream opens its Writer (a stream
-// that would pass the bound is refused up front, not cut off later), released when its frames
-// expire or a new stream replaces them; one live stream at a time keeps frames under an id. The
-// frames themselves are allocated as they arrive. Expired entries go on the next Open or Get.
+// streams together at most max_bytes, reserved in full when a stream opens its Writer (its frames,
+// its stream_id and kEntryOverheadBytes for the entry itself, so that many tiny streams are
+// bounded too; a stream that would pass the bound is refused up front, not cut off later),
+// released when its frames expire or a new stream replaces them; one live stream at a time keeps
+// frames under an id. The frames themselves are allocated as they arrive. Expired entries go on
+// the next Open or Get.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +35,9 @@ struct KeptFramesLimits {
 
 class KeptFrames {
  public:
+  // What an entry costs beside its frames and id (the map node, the entry, its mutex), rounded up.
+  static constexpr int64_t kEntryOverheadBytes = 256;
+
   explicit KeptFrames(KeptFramesLimits limits) : limits_(limits) {}
 
   // What one stream writes through; destroying it ends the stream's keeping (the time to live

@@ -558,7 +558,7 @@ TEST(ServerKeptFramesTest, LimitsAndTimeToLive) {
   server::ServerConfig config = LoopbackConfig();
   config.admin_token_file = dir.file("token");
   config.adapt.max_frames = 200;
-  config.adapt.max_kept_bytes = 300 * 39 * 4;  // one stream of 200 frames, not two
+  config.adapt.max_kept_bytes = 300 * 39 * 4;  // one stream of 200 frames (and its entry), not two
   config.adapt.kept_ttl = absl::ZeroDuration();
   auto server = StartServer(config);
   ASSERT_NE(server, nullptr);

@@ -21,6 +21,7 @@
 #include "model/random_model.h"
 #include "proto/wire_codec.h"
 #include "server/config.h"
+#include "server/kept_frames.h"
 #include "server/rpc/in_order.h"
 #include "server/rpc/response_encoder.h"
 #include "server/rpc/stream_fusion.h"
@@ -692,6 +693,72 @@ TEST(ViterbiQueueTest, BatchesJobsOfOneModelAndScaleAndFailsOnlyTheJobThatCannot
     EXPECT_EQ(answers.at(frames)->transition_ids, std::vector<int32_t>{frames});
   }
   EXPECT_EQ(answers.at(13).status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+// KeptFrames (StreamConfig.keep_frames): the last frames, oldest first, across chunk boundaries
+// and ring wrap-around; reservations with their entry's overhead; one live stream an id; the time
+// to live from the stream's end.
+std::string FrameBytes(const std::vector<float>& values) {
+  std::string bytes(values.size() * sizeof(float), '\0');
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+std::vector<float> Frames(int first, int count, int dim) {  // frame f is (f, f + 0.5, ...)
+  std::vector<float> v;
+  for (int f = first; f < first + count; ++f) {
+    for (int d = 0; d < dim; ++d) v.push_back(float(f) + 0.5f * float(d));
+  }
+  return v;
+}
+
+TEST(KeptFramesTest, KeepsTheLastFramesOldestFirst) {
+  server::KeptFrames kept(
+      {.max_frames_per_stream = 100, .max_bytes = 1 << 20, .ttl = absl::Seconds(60)});
+  const auto now = server::Clock::now();
+  auto writer = kept.Open("s", 3, 5, now);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  (*writer)->Append(FrameBytes(Frames(0, 2, 3)));  // fewer than the ring
+  auto two = kept.Get("s", now);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->rows, 2);
+  EXPECT_EQ(two->data, Frames(0, 2, 3));
+  (*writer)->Append(FrameBytes(Frames(2, 4, 3)));  // wraps: frames 1 .. 5 stay
+  (*writer)->Append(FrameBytes(Frames(6, 2, 3)));  // frames 3 .. 7
+  auto five = kept.Get("s", now);
+  ASSERT_TRUE(five.ok());
+  EXPECT_EQ(five->data, Frames(3, 5, 3));
+  (*writer)->Append(FrameBytes(Frames(8, 12, 3)));  // a chunk longer than the ring: its last 5
+  EXPECT_EQ(kept.Get("s", now)->data, Frames(15, 5, 3));
+}
+
+TEST(KeptFramesTest, ReservesLimitsAndExpires) {
+  const int64_t one = 10 * 2 * 4 + 1 + server::KeptFrames::kEntryOverheadBytes;  // "a", 10 x 2
+  server::KeptFrames kept(
+      {.max_frames_per_stream = 10, .max_bytes = 2 * one, .ttl = absl::Seconds(60)});
+  const auto t0 = server::Clock::now();
+  EXPECT_EQ(kept.Open("a", 2, 11, t0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(kept.Open("a", 2, 0, t0).status().code(), absl::StatusCode::kInvalidArgument);
+  auto a = kept.Open("a", 2, 10, t0);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(kept.reserved_bytes(), one);
+  EXPECT_EQ(kept.Open("a", 2, 1, t0).status().code(), absl::StatusCode::kAlreadyExists);
+  auto b = kept.Open("b", 2, 10, t0);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(kept.Open("c", 2, 1, t0).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(kept.Get("c", t0).status().code(), absl::StatusCode::kNotFound);
+  // Ended: kept for the time to live, then gone with its reservation; a new stream may take
+  // the id (and the bytes) at once after the end.
+  a->reset();
+  EXPECT_TRUE(kept.Get("a", t0 + std::chrono::seconds(30)).ok());
+  auto again = kept.Open("a", 2, 10, t0 + std::chrono::seconds(30));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(kept.reserved_bytes(), 2 * one);
+  b->reset();
+  const auto later = server::Clock::now() + std::chrono::seconds(61);
+  EXPECT_EQ(kept.Get("b", later).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(kept.reserved_bytes(), one);
+  EXPECT_TRUE(kept.Get("a", later).ok());  // still live
 }
 
 }  // namespace
