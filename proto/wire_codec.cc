@@ -224,7 +224,21 @@ void AppendRelative16(std::span<const float> values, float best, std::string* ou
 
 void ReadRelative16(std::string_view bytes, float best, std::span<float> out) {
   const unsigned char* src = reinterpret_cast<const unsigned char*>(bytes.data());
-  for (size_t i = 0; i < out.size(); ++i) {
+  size_t i = 0;
+#ifdef GMMSCORE_WIRE_F16C
+  // Eight values an iteration with SSE2 (every x86-64 has it): a client decodes every score it
+  // receives, and the scalar loop cost the load generator a core at 3000 streams.
+  const __m128 vbest = _mm_set1_ps(best), step = _mm_set1_ps(kRelative16Step);
+  const __m128i zero = _mm_setzero_si128();
+  for (; i + 8 <= out.size(); i += 8) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+    const __m128 lo = _mm_cvtepi32_ps(_mm_unpacklo_epi16(q, zero));
+    const __m128 hi = _mm_cvtepi32_ps(_mm_unpackhi_epi16(q, zero));
+    _mm_storeu_ps(out.data() + i, _mm_sub_ps(vbest, _mm_mul_ps(lo, step)));
+    _mm_storeu_ps(out.data() + i + 4, _mm_sub_ps(vbest, _mm_mul_ps(hi, step)));
+  }
+#endif
+  for (; i < out.size(); ++i) {
     const uint32_t q = uint32_t(src[2 * i]) | uint32_t(src[2 * i + 1]) << 8;
     out[i] = best - static_cast<float>(q) * kRelative16Step;
   }

@@ -209,9 +209,11 @@ TEST(StreamFusionTest, SelectAcrossWindowsEqualsTheWholeUtterance) {
       std::copy_n(m->row(t), size_t(n) * m->cols, p.data.data());
       parts.push_back(std::move(p));
     }
-    Matrix out;
-    ASSERT_TRUE(fusion.Fuse(parts, &out).ok());
-    got.data.insert(got.data.end(), out.data.begin(), out.data.end());
+    Matrix scratch;
+    const std::vector<MatrixView> views(parts.begin(), parts.end());
+    absl::StatusOr<MatrixView> out = fusion.Fuse(views, &scratch);
+    ASSERT_TRUE(out.ok());
+    got.data.insert(got.data.end(), out->data, out->data + size_t(out->rows) * out->cols);
   }
   EXPECT_EQ(got.data, expected.data);
 }
@@ -293,6 +295,19 @@ TEST(InOrderTest, ResultsLeaveInTheOrderTheirWindowsWereCut) {
   EXPECT_FALSE(order.PopNext().has_value());
 }
 
+TEST(InOrderTest, TheNextWindowIsTakenWithoutWaiting) {
+  server::InOrder<std::string> order;
+  for (int64_t first : {0, 10, 20}) order.Cut(first);
+  EXPECT_FALSE(order.TakeIfNext(10)) << "window 0 goes first";
+  order.Arrived(10, "b");
+  EXPECT_TRUE(order.TakeIfNext(0));
+  EXPECT_EQ(order.waiting(), 1u);
+  EXPECT_EQ(order.PopNext(), std::make_optional(std::pair<int64_t, std::string>(10, "b")));
+  EXPECT_FALSE(order.TakeIfNext(0)) << "taken once";
+  EXPECT_TRUE(order.TakeIfNext(20));
+  EXPECT_FALSE(order.PopNext().has_value());
+}
+
 TEST(TimerQueueTest, RunsInTimeOrder) {
   server::TimerQueue timers;
   std::mutex mu;
@@ -316,7 +331,7 @@ TEST(TimerQueueTest, RunsInTimeOrder) {
 // Records the windows it gets, per stream (in the order they arrive).
 class RecordingSink : public server::WindowSink {
  public:
-  void OnWindowScored(server::Window window, absl::StatusOr<std::vector<Matrix>> scores) override {
+  void OnWindowScored(server::Window window, absl::StatusOr<server::WindowScores> scores) override {
     std::lock_guard lock(mu);
     EXPECT_TRUE(scores.ok());
     firsts.push_back(window.first_frame);
@@ -513,7 +528,7 @@ class ThrowingDevice : public ComputeDevice {
 
 class StatusSink : public server::WindowSink {
  public:
-  void OnWindowScored(server::Window, absl::StatusOr<std::vector<Matrix>> scores) override {
+  void OnWindowScored(server::Window, absl::StatusOr<server::WindowScores> scores) override {
     std::lock_guard lock(mu);
     statuses.push_back(scores.status());
   }
@@ -553,7 +568,7 @@ TEST(LaneTest, AJobThatThrowsFailsItsWindowsAndFreesTheSlot) {
 
 class NullSink : public server::WindowSink {
  public:
-  void OnWindowScored(server::Window, absl::StatusOr<std::vector<Matrix>>) override {}
+  void OnWindowScored(server::Window, absl::StatusOr<server::WindowScores>) override {}
 };
 
 // A batcher's surroundings: two lanes whose devices hold each batch until told to finish it.

@@ -2,6 +2,7 @@
 // (frames x states).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -26,6 +27,24 @@ struct Matrix {
     data.resize(size_t(r) * size_t(c));
   }
   bool operator==(const Matrix&) const = default;
+};
+
+// Rows someone else owns (a batch's output buffer, a Matrix), read-only: valid while the owner
+// keeps them.
+struct MatrixView {
+  const float* data = nullptr;
+  int32_t rows = 0;
+  int32_t cols = 0;
+
+  MatrixView() = default;
+  MatrixView(const float* d, int32_t r, int32_t c) : data(d), rows(r), cols(c) {}
+  MatrixView(const Matrix& m) : data(m.data.data()), rows(m.rows), cols(m.cols) {}  // NOLINT
+  const float* row(int32_t r) const { return data + size_t(r) * cols; }
+  Matrix Copy() const {
+    Matrix m(rows, cols);
+    std::copy_n(data, size_t(rows) * size_t(cols), m.data.data());
+    return m;
+  }
 };
 
 }  // namespace gmmscore

@@ -7,7 +7,9 @@
 # + deltas; DAEMON_ARGS: more gmmscored options, e.g. --devices all; GMMSCORED: another daemon
 # binary, for A/B runs). After each run:
 # the daemon's batch sizes (/metrics) and the CPU time the daemon and the whole machine used.
-# Logs go to $OUT, named by the stream count and TAG.
+# Logs go to $OUT, named by the stream count and TAG. PERF_SECONDS=N (with a perf binary beside
+# this script): a system-wide profile of N seconds from 3 s after the warm-up, written as
+# perf-RUN.txt: the machine by thread name and shared object, then the daemon by symbol.
 # Usage: [TAG=name] [BENCH_ARGS="--connections 40"] [DAEMON_ARGS="--devices all"] \
 #   device_e2e.sh SECONDS STREAMS [STREAMS ...]
 set -uo pipefail
@@ -48,12 +50,29 @@ for streams in "$@"; do
     continue
   fi
   read -r busy0 total0 < <(busy_jiffies)
+  profiler=
+  if [ -n "${PERF_SECONDS:-}" ] && [ -x ./perf ]; then
+    (
+      sleep 8
+      ./perf record -a -F 499 -o "/tmp/perf-$run.data" -- sleep "$PERF_SECONDS" 2>/dev/null
+      {
+        echo "== whole machine, by thread name and shared object"
+        ./perf report -i "/tmp/perf-$run.data" --no-children --sort comm,dso --stdio -g none \
+          --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+        echo "== gmmscored, by symbol"
+        ./perf report -i "/tmp/perf-$run.data" --no-children --pid "$pid" --sort dso,sym --stdio \
+          -g none --percent-limit 0.25 2>/dev/null | grep -v '^#' | grep -v '^$' | head -80
+      } >"$out/perf-$run.txt"
+    ) &
+    profiler=$!
+  fi
   # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
   ./gmmscore bench-stream --server 127.0.0.1:50051 --plaintext --model c --streams "$streams" \
     --seconds "$seconds" --window 10 --encoding "${ENCODING:-float16}" --warmup-seconds 5 \
     --daemon-pid "$pid" ${BENCH_ARGS:-} 2>&1 |
     tee "$out/bench-stream-$run.log" || status=1
   read -r busy1 total1 < <(busy_jiffies)
+  [ -z "$profiler" ] || wait "$profiler"
   read -r utime stime < <(awk '{print $14, $15}' "/proc/$pid/stat")
   metrics >"$out/metrics-$run.txt"
   echo "CPU: machine $(( 100 * (busy1 - busy0) / (total1 - total0) ))% busy over the run" \

@@ -42,16 +42,16 @@ class AlignCall final : public WindowSink, public std::enable_shared_from_this<A
     Guarded([this] { return Prepare(); });
   }
 
-  void OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) override {
+  void OnWindowScored(Window window, absl::StatusOr<WindowScores> scores) override {
     std::lock_guard lock(mu_);
     if (finished_) return;
     if (!scores.ok()) {
       FinishLocked(scores.status());
       return;
     }
-    const Matrix& m = scores->front();  // one model: its scores
-    std::memcpy(loglikes_.row(int32_t(window.first_frame)), m.data.data(),
-                m.data.size() * sizeof(float));
+    const MatrixView& m = scores->front();  // one model: its scores
+    std::memcpy(loglikes_.row(int32_t(window.first_frame)), m.data,
+                size_t(m.rows) * size_t(m.cols) * sizeof(float));
     if (--windows_left_ > 0) return;
     services_.workers->Post([self = shared_from_this()] {
       self->Guarded([&] {

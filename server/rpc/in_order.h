@@ -16,6 +16,13 @@ class InOrder {
  public:
   // A window was cut and sent for scoring; windows are cut in increasing first frame.
   void Cut(int64_t first_frame) { cut_.push_back(first_frame); }
+  // Whether the window is the next in cut order, which then goes out at once (and is no longer
+  // waited for): its result need not be kept.
+  bool TakeIfNext(int64_t first_frame) {
+    if (cut_.empty() || cut_.front() != first_frame) return false;
+    cut_.pop_front();
+    return true;
+  }
   // A window's result arrived (in any order).
   void Arrived(int64_t first_frame, T result) { arrived_.emplace(first_frame, std::move(result)); }
   // The next window in cut order, once its result has arrived.

@@ -42,7 +42,7 @@ int64_t ResponseEncoder::MaxBytes(int32_t frames, int32_t num_states) const {
   return int64_t(frames) * (columns * per_value + 16);  // + best state, score and count
 }
 
-void ResponseEncoder::Encode(const Matrix& scores, v1::ScoreResponse* out) {
+void ResponseEncoder::Encode(MatrixView scores, v1::ScoreResponse* out) {
   const std::vector<int32_t>& subset = options_.state_subset;
   const int32_t columns = subset.empty() ? scores.cols : int32_t(subset.size());
   out->set_num_frames(scores.rows);

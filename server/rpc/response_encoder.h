@@ -23,7 +23,7 @@ class ResponseEncoder {
   explicit ResponseEncoder(EncoderOptions options) : options_(std::move(options)) {}
 
   // Fills scores, sparse fields, best_state/best_score, num_frames and num_states of out.
-  void Encode(const Matrix& scores, v1::ScoreResponse* out);
+  void Encode(MatrixView scores, v1::ScoreResponse* out);
   // Bytes of a response for `frames` frames of `num_states` model states (memory accounting).
   int64_t MaxBytes(int32_t frames, int32_t num_states) const;
 

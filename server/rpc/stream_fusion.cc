@@ -11,23 +11,24 @@ StreamFusion::StreamFusion(FusionSpec spec, size_t num_models) : spec_(std::move
   }
 }
 
-absl::Status StreamFusion::Fuse(std::vector<Matrix>& scores, Matrix* out) {
-  if (scores.size() == 1) {
-    *out = std::move(scores[0]);
-    return absl::OkStatus();
-  }
+absl::StatusOr<MatrixView> StreamFusion::Fuse(std::span<const MatrixView> scores, Matrix* scratch) {
+  if (scores.size() == 1) return scores[0];
   if (spec_.rule != FusionRule::kSelectBest) {
+    // A backend that leaves these rules to the stream (none of ours does) pays for copies.
+    std::vector<Matrix> copies;
     std::vector<const Matrix*> parts;
-    for (const Matrix& m : scores) parts.push_back(&m);
-    return FuseScores(spec_, parts, out);
+    for (const MatrixView& v : scores) copies.push_back(v.Copy());
+    for (const Matrix& m : copies) parts.push_back(&m);
+    if (absl::Status s = FuseScores(spec_, parts, scratch); !s.ok()) return s;
+    return MatrixView(*scratch);
   }
-  SelectBest(scores, out);
-  return absl::OkStatus();
+  SelectBest(scores, scratch);
+  return MatrixView(*scratch);
 }
 
 // SelectTracker carries the running sums across windows: the same choices as fusing the whole
 // utterance at once.
-void StreamFusion::SelectBest(const std::vector<Matrix>& scores, Matrix* out) {
+void StreamFusion::SelectBest(std::span<const MatrixView> scores, Matrix* out) {
   const int32_t frames = scores[0].rows, states = scores[0].cols;
   out->Resize(frames, states);
   for (int32_t t = 0; t < frames; ++t) {

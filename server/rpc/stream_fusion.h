@@ -5,9 +5,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "model/fusion.h"
 #include "util/matrix.h"
 
@@ -17,12 +18,12 @@ class StreamFusion {
  public:
   StreamFusion(FusionSpec spec, size_t num_models);
 
-  // Fuses one window (frames x states per model, all the same shape) into out. With one
-  // model, out is that model's scores.
-  absl::Status Fuse(std::vector<Matrix>& scores, Matrix* out);
+  // Fuses one window (frames x states per model, all the same shape). With one model that
+  // model's rows come back as they are (no copy); else the fused rows, written to *scratch.
+  absl::StatusOr<MatrixView> Fuse(std::span<const MatrixView> scores, Matrix* scratch);
 
  private:
-  void SelectBest(const std::vector<Matrix>& scores, Matrix* out);
+  void SelectBest(std::span<const MatrixView> scores, Matrix* out);
 
   const FusionSpec spec_;
   std::optional<SelectTracker> select_;  // kSelectBest: carried from window to window

@@ -485,37 +485,48 @@ void StreamSession::AddAudio(const v1::AudioChunk& chunk, Clock::time_point now)
       frames, now);
 }
 
-void StreamSession::OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) {
+void StreamSession::OnWindowScored(Window window, absl::StatusOr<WindowScores> scores) {
   Guarded([&] {
     std::unique_lock lock(mu_);
     AddBuffered(-int64_t(window.feats.data.size() * sizeof(float)));
     if (finish_called_ || !error_.ok()) {
       --windows_out_;
-    } else {
-      // Batches can finish out of order: windows go out in the order they were cut.
-      in_order_.Arrived(window.first_frame, Scored{window.ready, std::move(scores)});
+    } else if (in_order_.TakeIfNext(window.first_frame)) {
+      // The usual case: encoded from the batch's buffers, no copy.
+      Emit(window.first_frame, window.ready, scores);
       while (error_.ok()) {
         std::optional<std::pair<int64_t, Scored>> next = in_order_.PopNext();
         if (!next) break;
-        Emit(next->first, next->second.ready, std::move(next->second.scores));
+        const Scored& kept = next->second;
+        Emit(next->first, kept.ready,
+             kept.scores.ok() ? absl::StatusOr<WindowScores>(ViewScores(*kept.scores))
+                              : absl::StatusOr<WindowScores>(kept.scores.status()));
       }
+    } else {
+      // Batches can finish out of order: this one waits, with a copy of its rows, for an
+      // earlier window of the stream.
+      in_order_.Arrived(
+          window.first_frame,
+          Scored{window.ready, scores.ok() ? CopyScores(*scores)
+                                           : absl::StatusOr<std::vector<Matrix>>(scores.status())});
     }
     Pump(std::move(lock));
   });
 }
 
 void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
-                         absl::StatusOr<std::vector<Matrix>> scores) {
+                         const absl::StatusOr<WindowScores>& scores) {
   if (!scores.ok()) {
     --windows_out_;
     Fail(absl::StatusCode::kInternal, FailureReason::kInternal,
          absl::StrCat("scoring frames ", first_frame, "..: ", scores.status().message()));
     return;
   }
-  Matrix fused;
-  if (absl::Status s = fusion_->Fuse(*scores, &fused); !s.ok()) {
+  absl::StatusOr<MatrixView> fused = fusion_->Fuse(*scores, &fused_scratch_);
+  if (!fused.ok()) {
     --windows_out_;
-    Fail(absl::StatusCode::kInternal, FailureReason::kInternal, std::string(s.message()));
+    Fail(absl::StatusCode::kInternal, FailureReason::kInternal,
+         std::string(fused.status().message()));
     return;
   }
   Outgoing& out = outbound_.emplace_back();
@@ -528,8 +539,8 @@ void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
     v->set_name(m->name());
     v->set_version(m->version());
   }
-  encoder_->Encode(fused, &r);
-  out.bytes = encoder_->MaxBytes(fused.rows, fused.cols);
+  encoder_->Encode(*fused, &r);
+  out.bytes = encoder_->MaxBytes(fused->rows, fused->cols);
   AddBuffered(out.bytes);
 }
 

@@ -102,7 +102,7 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
   void OnDone() override;
-  void OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) override;
+  void OnWindowScored(Window window, absl::StatusOr<WindowScores> scores) override;
 
   // Server drain: stop reading, score and send every frame read so far, then finish UNAVAILABLE
   // with the index of the first frame not read (OK if the client had sent End already).
@@ -146,7 +146,7 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   void CutWindow(int32_t frames);
   // Fuses and encodes the next window in order into outbound_ (or fails the stream).
   void Emit(int64_t first_frame, Clock::time_point ready,
-            absl::StatusOr<std::vector<Matrix>> scores);
+            const absl::StatusOr<WindowScores>& scores);
   void Fail(absl::StatusCode code, FailureReason reason, const std::string& message);
   int32_t PendingFrames() const { return cutter_ ? cutter_->pending_frames() : 0; }
   int64_t NextFrame() const { return cutter_ ? cutter_->next_frame() : 0; }
@@ -180,6 +180,7 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   std::optional<StreamFusion> fusion_;
   std::shared_ptr<const FusionSpec> fusion_spec_;  // setup_->fusion, for the windows
   std::optional<ResponseEncoder> encoder_;
+  Matrix fused_scratch_;  // rows the stream fuses itself (the select rule)
   std::vector<prometheus::Counter*> frames_received_;
 
   std::optional<WindowCutter> cutter_;        // frames read, not yet in a window (after the config)

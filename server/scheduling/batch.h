@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "model/fusion.h"
 #include "server/model_registry.h"
@@ -38,15 +39,25 @@ struct Window {
   Clock::time_point queued;
 };
 
-// Receives scored windows, one call per window, on a delivery thread. Windows of a stream may
-// arrive out of order (batches in flight together, on several devices): the sink puts them back
-// in order. scores holds the window's fused scores (frames x states) where the backend fused
-// them (or the set has one model), else one matrix per model of the set.
+// A scored window's rows (frames x states) where its batch left them: the fused scores where the
+// backend fused them (or the set has one model), else one view per model of the set.
+using WindowScores = absl::InlinedVector<MatrixView, 2>;
+
+// Receives scored windows, one call per window, on a delivery thread. The rows are valid only
+// during the call: the batch's buffers are reused once every window of it has been handed over,
+// so a sink encodes them at once or copies what it keeps (reading them in place saves a copy of
+// every score the daemon sends). Windows of a stream may arrive out of order (batches in flight
+// together, on several devices): the sink puts them back in order.
 class WindowSink {
  public:
   virtual ~WindowSink() = default;
-  virtual void OnWindowScored(Window window, absl::StatusOr<std::vector<Matrix>> scores) = 0;
+  virtual void OnWindowScored(Window window, absl::StatusOr<WindowScores> scores) = 0;
 };
+
+// Owned copies of a window's rows, for a sink that keeps them past the call.
+std::vector<Matrix> CopyScores(const WindowScores& scores);
+// Views of owned rows.
+WindowScores ViewScores(const std::vector<Matrix>& scores);
 
 struct Batch {
   std::shared_ptr<const ModelSet> models;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <memory>
 
 namespace gmmscore::server {
@@ -14,39 +13,29 @@ struct Delivery {
   BatchScores scores;
   std::vector<int32_t> first_row;  // per window
   std::function<void()> release;
-  std::atomic<int32_t> tasks_copying{0};
+  std::atomic<int32_t> tasks_left{0};
 };
 
-Matrix CopyRows(const float* from, int32_t first_row, int32_t rows, int32_t states) {
-  Matrix m(rows, states);
-  std::memcpy(m.data.data(), from + size_t(first_row) * size_t(states),
-              m.data.size() * sizeof(float));
-  return m;
-}
-
-// Windows [begin, end): copy their rows, let go of the buffers if this was the last copy, then
-// hand the windows to their sinks.
+// Windows [begin, end): each sink gets views of its rows in the batch's buffers; the last task to
+// finish lets go of the buffers.
 void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) {
   const ModelSet& set = *d->batch.models;
-  std::vector<std::vector<Matrix>> results(end - begin);
-  for (size_t i = begin; i < end; ++i) {
-    const Window& w = d->batch.windows[i];
-    const int32_t rows = w.feats.rows;
-    std::vector<Matrix>& out = results[i - begin];
-    if (d->scores.fused != nullptr && FusedByBackend(set, w)) {
-      out.push_back(CopyRows(d->scores.fused, d->first_row[i], rows, d->scores.states));
-    } else {
-      for (const float* model : d->scores.per_model) {
-        out.push_back(CopyRows(model, d->first_row[i], rows, d->scores.states));
-      }
-    }
-  }
-  if (d->tasks_copying.fetch_sub(1) == 1) d->release();
   for (size_t i = begin; i < end; ++i) {
     Window& w = d->batch.windows[i];
+    const int32_t rows = w.feats.rows;
+    const size_t offset = size_t(d->first_row[i]) * size_t(d->scores.states);
+    WindowScores views;
+    if (d->scores.fused != nullptr && FusedByBackend(set, w)) {
+      views.emplace_back(d->scores.fused + offset, rows, d->scores.states);
+    } else {
+      for (const float* model : d->scores.per_model) {
+        views.emplace_back(model + offset, rows, d->scores.states);
+      }
+    }
     std::shared_ptr<WindowSink> sink = w.sink;
-    sink->OnWindowScored(std::move(w), std::move(results[i - begin]));
+    sink->OnWindowScored(std::move(w), std::move(views));
   }
+  if (d->tasks_left.fetch_sub(1) == 1) d->release();
 }
 
 }  // namespace
@@ -64,7 +53,7 @@ void DeliverScores(Batch&& batch, const BatchScores& scores, TaskQueue* pool,
   d->batch = std::move(batch);
   // One task per delivery thread at most, each of at least kWindowsPerTask windows: every task
   // posted wakes a thread, and a context switch per window (four tasks per thread, as this
-  // first did) cost more CPU than the copies it spread.
+  // first did) cost more CPU than the encoding it spread.
   constexpr size_t kWindowsPerTask = 4;
   const size_t windows = d->batch.windows.size();
   const size_t tasks =
@@ -73,7 +62,7 @@ void DeliverScores(Batch&& batch, const BatchScores& scores, TaskQueue* pool,
     d->release();
     return;
   }
-  d->tasks_copying = int32_t(tasks);
+  d->tasks_left = int32_t(tasks);
   for (size_t t = 0; t < tasks; ++t) {
     const size_t begin = windows * t / tasks, end = windows * (t + 1) / tasks;
     pool->Post([d, begin, end] { DeliverRange(d, begin, end); });

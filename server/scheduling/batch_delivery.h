@@ -1,6 +1,6 @@
 // Handing a scored batch's rows to its windows' streams on the delivery threads: a batch of many
-// streams' windows is cut up, copied and encoded in parallel, never on the thread that waits for
-// the device.
+// streams' windows is cut up and encoded by the streams in parallel, never on the thread that
+// waits for the device.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +22,8 @@ struct BatchScores {
   std::vector<const float*> per_model;
 };
 
-// Copies each window's rows (one matrix where fused, else one per model) and calls its sink, on
-// `pool`. release runs once every window's rows are copied out of the scores' buffers, before all
-// sinks are called.
+// Calls each window's sink with views of its rows (one where fused, else one per model), on
+// `pool`. release runs once every sink has returned: the buffers stay put until then.
 void DeliverScores(Batch&& batch, const BatchScores& scores, TaskQueue* pool,
                    std::function<void()> release);
 // Every window of the batch gets `status`, on `pool`.

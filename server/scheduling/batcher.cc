@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
 #include "server/scheduling/score_job.h"
 
 namespace gmmscore::server {
@@ -13,15 +12,6 @@ double SecondsBetween(Clock::time_point from, Clock::time_point to) {
 }
 
 }  // namespace
-
-std::shared_ptr<const ModelSet> ModelSet::Make(std::vector<std::shared_ptr<ModelEntry>> models) {
-  auto set = std::make_shared<ModelSet>();
-  for (const auto& m : models) {
-    absl::StrAppend(&set->key, set->key.empty() ? "" : "+", m->name(), "@", m->version());
-  }
-  set->models = std::move(models);
-  return set;
-}
 
 Batcher::Batcher(const BatcherOptions& options, const std::vector<std::unique_ptr<Lane>>& lanes,
                  TaskQueue* delivery, Metrics* metrics)
