@@ -37,6 +37,10 @@ class ResidentModel {
   virtual int64_t bytes() const = 0;
 };
 
+// A 16-bit encoding of scorer.proto a device may make of fused rows where it scores, so that the
+// host sends them without reading the float scores.
+enum class ScoreEncoding16 : uint8_t { kNone = 0, kFloat16 = 1, kRelative16 = 2 };
+
 // A run of consecutive frames of a batch fused by one rule (a window of one stream, say).
 struct FusionSegment {
   int32_t frames = 0;
@@ -44,6 +48,9 @@ struct FusionSegment {
   // continues the slot's running sums. nullptr: the frames are not fused; the caller reads each
   // model's scores (copy_model_scores).
   const FusionSpec* fusion = nullptr;
+  // Where the device encodes (BatchSlot::encoded16), the fused rows also in this encoding. Only
+  // for segments the device fuses (or of a set of one model).
+  ScoreEncoding16 encoding = ScoreEncoding16::kNone;
 };
 
 class BatchSlot {
@@ -68,6 +75,14 @@ class BatchSlot {
   // scores.
   virtual const float* fused() const = 0;
   virtual const float* model_scores(int32_t k) const = 0;
+  // After Wait, where the device encodes (null where it does not, or no segment asked): frames x
+  // states 16-bit values, the rows of segments with an encoding in it (others unspecified), and
+  // for those frames the best state (the first of the largest fused score; -1 where the row holds
+  // a NaN and its 16-bit row is not to be used) and its score. The values are what
+  // proto/wire_codec.h makes of the fused rows, bit for bit.
+  virtual const uint16_t* encoded16() const { return nullptr; }
+  virtual const int32_t* best_states() const { return nullptr; }
+  virtual const float* best_scores() const { return nullptr; }
 };
 
 class ComputeDevice {

@@ -55,6 +55,21 @@ void Read32(std::string_view bytes, std::span<T> out) {
 }  // namespace
 
 void AppendFloat32(std::span<const float> values, std::string* out) { Append32(values, out); }
+
+void AppendUint16(std::span<const uint16_t> values, std::string* out) {
+  if (values.empty()) return;
+  const size_t at = out->size();
+  out->resize(at + values.size_bytes());
+  char* dst = out->data() + at;
+  if constexpr (kLittleEndianHost) {
+    std::memcpy(dst, values.data(), values.size_bytes());
+  } else {
+    for (size_t i = 0; i < values.size(); ++i) {
+      dst[2 * i] = char(values[i] & 0xff);
+      dst[2 * i + 1] = char(values[i] >> 8);
+    }
+  }
+}
 void AppendInt32(std::span<const int32_t> values, std::string* out) { Append32(values, out); }
 void ReadFloat32(std::string_view bytes, std::span<float> out) { Read32(bytes, out); }
 void ReadInt32(std::string_view bytes, std::span<int32_t> out) { Read32(bytes, out); }

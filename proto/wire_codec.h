@@ -14,6 +14,8 @@ namespace gmmscore::wire {
 void AppendFloat32(std::span<const float> values, std::string* out);
 void AppendInt32(std::span<const int32_t> values, std::string* out);
 void AppendFloat16(std::span<const float> values, std::string* out);
+// Appends 16-bit values already encoded (binary16 or RELATIVE16) as little-endian.
+void AppendUint16(std::span<const uint16_t> values, std::string* out);
 
 // Reads bytes.size() / 4 (or / 2 for binary16) values into out, which must have that size.
 void ReadFloat32(std::string_view bytes, std::span<float> out);

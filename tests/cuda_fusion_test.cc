@@ -5,14 +5,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <set>
+#include <string>
 
 #include "kernels/cpu/reference_scorer.h"
+#include "kernels/cuda/cuda_buffers.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_fused_scorer.h"
 #include "kernels/cuda/cuda_workspace.h"
+#include "kernels/cuda/encode16_kernel.h"
 #include "model/fusion.h"
 #include "model/random_model.h"
+#include "proto/wire_codec.h"
 #include "tests/cuda_test_util.h"
 
 namespace gmmscore {
@@ -207,6 +212,142 @@ TEST_F(CudaWorkspaceTest, SegmentsOfOneBatchFuseByTheirOwnRules) {
     }
     first += segment.frames;
   }
+}
+
+// What the host's encoder makes of a row: the first of its largest scores, and its 16-bit values.
+struct HostEncoded {
+  int32_t best = 0;
+  std::string bytes;
+};
+HostEncoded EncodeOnHost(const float* row, int32_t states, ScoreEncoding16 encoding) {
+  HostEncoded e;
+  e.best = int32_t(std::max_element(row, row + states) - row);
+  const std::span<const float> values(row, size_t(states));
+  if (encoding == ScoreEncoding16::kFloat16) {
+    wire::AppendFloat16(values, &e.bytes);
+  } else {
+    wire::AppendRelative16(values, row[e.best], &e.bytes);
+  }
+  return e;
+}
+
+std::string Bytes(const uint16_t* values, int32_t n) {
+  std::string bytes;
+  wire::AppendUint16({values, size_t(n)}, &bytes);
+  return bytes;
+}
+
+// Rows built to be hard: differences past RELATIVE16's range (saturation), ties for the best, a
+// row of -inf only, -inf beside finite scores, steps of a float's last bit at large magnitude,
+// values past binary16's range, a NaN; 613 states (not a multiple of the block), one frame left
+// alone.
+using CudaEncode16Test = WithCudaDevice<::testing::Test>;
+
+TEST_F(CudaEncode16Test, EqualsTheHostEncoderBitForBit) {
+  constexpr int32_t kStates = 613;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> spread(-40.0f, 0.0f), wide(-1000.0f, -100.0f);
+  std::vector<std::vector<float>> rows;
+  rows.reserve(8);  // the references below stay valid
+  auto& typical = rows.emplace_back();
+  for (int32_t s = 0; s < kStates; ++s) typical.push_back(-90.0f + spread(rng));
+  auto& saturating = rows.emplace_back();
+  for (int32_t s = 0; s < kStates; ++s) saturating.push_back(wide(rng));
+  saturating[300] = saturating[17] = -50.0f;  // a tie: the first wins
+  rows.emplace_back(size_t(kStates), -INFINITY);
+  auto& partly_infinite = rows.emplace_back(size_t(kStates), -INFINITY);
+  partly_infinite[kStates - 1] = -7.0f;
+  partly_infinite[5] = -200.0f;
+  auto& fine = rows.emplace_back();
+  for (int32_t s = 0; s < kStates; ++s) {
+    fine.push_back(std::nextafter(-12345.0f - float(s % 7), 0.0f));
+  }
+  auto& huge = rows.emplace_back();
+  for (int32_t s = 0; s < kStates; ++s) huge.push_back(-70000.0f - 3.0f * float(s));
+  auto& with_nan = rows.emplace_back(typical);
+  with_nan[400] = std::nanf("");
+  rows.push_back(typical);  // not encoded
+  const int32_t frames = int32_t(rows.size());
+  std::vector<float> scores;
+  for (const auto& r : rows) scores.insert(scores.end(), r.begin(), r.end());
+  std::vector<DeviceEncoding16> modes;
+  for (int32_t t = 0; t + 1 < frames; ++t) {
+    modes.push_back(t % 2 == 0 ? DeviceEncoding16::kRelative16 : DeviceEncoding16::kFloat16);
+  }
+  modes.push_back(DeviceEncoding16::kNone);
+
+  auto d_scores = UploadToDevice(scores);
+  auto d_modes = UploadToDevice(modes);
+  auto d_encoded = DeviceArray<uint16_t>::Allocate(scores.size());
+  auto d_best_score = DeviceArray<float>::Allocate(size_t(frames));
+  auto d_best_state = DeviceArray<int32_t>::Allocate(size_t(frames));
+  ASSERT_TRUE(d_scores.ok() && d_modes.ok() && d_encoded.ok() && d_best_score.ok() &&
+              d_best_state.ok());
+  ASSERT_TRUE(LaunchEncode16(d_scores->get(), frames, kStates, d_modes->get(), d_encoded->get(),
+                             d_best_score->get(), d_best_state->get(), nullptr)
+                  .ok());
+  std::vector<uint16_t> encoded(scores.size());
+  std::vector<float> best_score(static_cast<size_t>(frames));
+  std::vector<int32_t> best_state(static_cast<size_t>(frames));
+  ASSERT_EQ(cudaMemcpy(encoded.data(), d_encoded->get(), encoded.size() * sizeof(uint16_t),
+                       cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(best_score.data(), d_best_score->get(), size_t(frames) * sizeof(float),
+                       cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(best_state.data(), d_best_state->get(), size_t(frames) * sizeof(int32_t),
+                       cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  for (int32_t t = 0; t + 1 < frames; ++t) {
+    if (t == frames - 2) {
+      EXPECT_EQ(best_state[size_t(t)], -1) << "a row with a NaN is left to the host";
+      continue;
+    }
+    const auto encoding = static_cast<ScoreEncoding16>(modes[size_t(t)]);
+    const HostEncoded host = EncodeOnHost(rows[size_t(t)].data(), kStates, encoding);
+    EXPECT_EQ(best_state[size_t(t)], host.best) << "frame " << t;
+    EXPECT_EQ(best_score[size_t(t)], rows[size_t(t)][size_t(host.best)]) << "frame " << t;
+    EXPECT_EQ(Bytes(encoded.data() + size_t(t) * kStates, kStates), host.bytes) << "frame " << t;
+  }
+  EXPECT_EQ(best_state[1], 17);
+}
+
+TEST_F(CudaWorkspaceTest, EncodesTheFusedRowsOfTheSegmentsThatAsk) {
+  TwoModelSetup s;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));
+  const Matrix feats = RandomFeatures(25, kDim, 0.0f, 2.5f, 7);
+  std::copy(feats.data.begin(), feats.data.end(), s.workspace->staged_feats());
+  const FusionSpec max = Spec(FusionRule::kMax, {0.5f, 0.5f});
+  const FusionSpec add = Spec(FusionRule::kLogAdd, {0.5f, 0.5f});
+  // The unfused segment's request is ignored: it has no fused rows.
+  const std::vector<FusionSegment> segments = {{7, &max, ScoreEncoding16::kRelative16},
+                                               {5, nullptr, ScoreEncoding16::kFloat16},
+                                               {10, &max, ScoreEncoding16::kNone},
+                                               {3, &add, ScoreEncoding16::kFloat16}};
+  ASSERT_TRUE(
+      s.workspace->Enqueue(s.set, s.configs, segments, 25, /*copy_model_scores=*/true).ok());
+  ASSERT_TRUE(s.workspace->Wait().ok());
+  ASSERT_NE(s.workspace->encoded16(), nullptr);
+  int32_t first = 0;
+  for (const FusionSegment& segment : segments) {
+    if (segment.fusion != nullptr && segment.encoding != ScoreEncoding16::kNone) {
+      for (int32_t t = first; t < first + segment.frames; ++t) {
+        const float* row = s.workspace->fused() + size_t(t) * 150;
+        const HostEncoded host = EncodeOnHost(row, 150, segment.encoding);
+        EXPECT_EQ(s.workspace->best_states()[t], host.best) << "frame " << t;
+        EXPECT_EQ(s.workspace->best_scores()[t], row[host.best]) << "frame " << t;
+        EXPECT_EQ(Bytes(s.workspace->encoded16() + size_t(t) * 150, 150), host.bytes)
+            << "frame " << t;
+      }
+    }
+    first += segment.frames;
+  }
+  // A batch that asks for no encoding copies none back.
+  std::copy(feats.data.begin(), feats.data.end(), s.workspace->staged_feats());
+  const std::vector<FusionSegment> plain = {{25, &max}};
+  ASSERT_TRUE(s.workspace->Enqueue(s.set, s.configs, plain, 25, false).ok());
+  ASSERT_TRUE(s.workspace->Wait().ok());
+  EXPECT_EQ(s.workspace->encoded16(), nullptr);
 }
 
 TEST_F(CudaWorkspaceTest, OneModelIsScoredStraightIntoTheOutput) {

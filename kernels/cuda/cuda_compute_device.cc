@@ -55,6 +55,9 @@ class CudaComputeDevice::Slot final : public BatchSlot {
   absl::Status Wait() override { return workspace_->Wait(); }
   const float* fused() const override { return workspace_->fused(); }
   const float* model_scores(int32_t k) const override { return workspace_->model_scores(k); }
+  const uint16_t* encoded16() const override { return workspace_->encoded16(); }
+  const int32_t* best_states() const override { return workspace_->best_states(); }
+  const float* best_scores() const override { return workspace_->best_scores(); }
 
   absl::StatusOr<float*> Stage(std::span<const ResidentModel* const> models,
                                int32_t frames) override {

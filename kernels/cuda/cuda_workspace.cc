@@ -77,6 +77,14 @@ absl::Status CudaWorkspace::Reserve(const WorkspaceCapacity& want) {
   pinned_models_ = {};
   pinned_segments_ = {};
   pinned_frame_segment_ = {};
+  device_modes_ = {};
+  device_encoded_ = {};
+  device_best_score_ = {};
+  device_best_state_ = {};
+  pinned_modes_ = {};
+  pinned_encoded_ = {};
+  pinned_best_score_ = {};
+  pinned_best_state_ = {};
   const size_t frames = size_t(c.frames);
   const size_t scores = frames * size_t(c.states);
   const size_t several = c.models > 1 ? size_t(c.models) : 0;
@@ -93,6 +101,14 @@ absl::Status CudaWorkspace::Reserve(const WorkspaceCapacity& want) {
   GMM_ASSIGN_OR_RETURN(pinned_models_, PinnedArray<float>::Allocate(several * scores));
   GMM_ASSIGN_OR_RETURN(pinned_segments_, PinnedArray<DeviceFusionSegment>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(pinned_frame_segment_, PinnedArray<int32_t>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(device_modes_, DeviceArray<DeviceEncoding16>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(device_encoded_, DeviceArray<uint16_t>::Allocate(scores));
+  GMM_ASSIGN_OR_RETURN(device_best_score_, DeviceArray<float>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(device_best_state_, DeviceArray<int32_t>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(pinned_modes_, PinnedArray<DeviceEncoding16>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(pinned_encoded_, PinnedArray<uint16_t>::Allocate(scores));
+  GMM_ASSIGN_OR_RETURN(pinned_best_score_, PinnedArray<float>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(pinned_best_state_, PinnedArray<int32_t>::Allocate(frames));
   capacity_ = c;
   device_bytes_ += bytes;
   return absl::OkStatus();
@@ -110,7 +126,9 @@ int64_t CudaWorkspace::DeviceBytesFor(const WorkspaceCapacity& c) {
   return frames * c.dim * int64_t(sizeof(float)) + scores + several * scores +
          several * frames * int64_t(sizeof(float) + sizeof(double)) +
          c.split_floats * int64_t(sizeof(float)) +
-         frames * int64_t(sizeof(DeviceFusionSegment) + sizeof(int32_t));
+         frames * int64_t(sizeof(DeviceFusionSegment) + sizeof(int32_t)) +
+         frames * c.states * int64_t(sizeof(uint16_t)) +
+         frames * int64_t(sizeof(DeviceEncoding16) + sizeof(float) + sizeof(int32_t));
 }
 
 absl::StatusOr<CudaWorkspace::Borrowed> CudaWorkspace::Borrow() const {
@@ -181,6 +199,7 @@ absl::Status CudaWorkspace::Enqueue(std::span<const CudaResidentModel* const> mo
   last_frames_ = frames;
   last_states_ = models.front()->num_states();
   last_copied_models_ = copy_model_scores && models.size() > 1;
+  last_encoded_ = false;
   if (absl::Status s = EnqueueBatch(models, configs, segments, frames); !s.ok()) {
     // Whatever was enqueued before the failure finishes before the buffers are used again.
     (void)cudaStreamSynchronize(stream_);
@@ -228,6 +247,42 @@ absl::Status CudaWorkspace::EnqueueBatch(std::span<const CudaResidentModel* cons
                                              size_t(num_models) * batch_floats * sizeof(float),
                                              cudaMemcpyDeviceToHost, stream_));
   }
+  if (fused) GMM_RETURN_IF_ERROR(EnqueueEncoding(segments, num_models, frames, states));
+  return absl::OkStatus();
+}
+
+static_assert(uint8_t(ScoreEncoding16::kFloat16) == uint8_t(DeviceEncoding16::kFloat16) &&
+              uint8_t(ScoreEncoding16::kRelative16) == uint8_t(DeviceEncoding16::kRelative16));
+
+absl::Status CudaWorkspace::EnqueueEncoding(std::span<const FusionSegment> segments, int32_t models,
+                                            int32_t frames, int32_t states) {
+  bool any = false;
+  int32_t t = 0;
+  for (const FusionSegment& segment : segments) {
+    // Rows left unfused have nothing to encode.
+    const ScoreEncoding16 encoding =
+        models == 1 || segment.fusion != nullptr ? segment.encoding : ScoreEncoding16::kNone;
+    any = any || encoding != ScoreEncoding16::kNone;
+    std::fill_n(pinned_modes_.get() + t, segment.frames, static_cast<DeviceEncoding16>(encoding));
+    t += segment.frames;
+  }
+  if (!any) return absl::OkStatus();
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_modes_.get(), pinned_modes_.get(),
+                                           size_t(frames) * sizeof(DeviceEncoding16),
+                                           cudaMemcpyHostToDevice, stream_));
+  GMM_RETURN_IF_ERROR(LaunchEncode16(device_fused_.get(), frames, states, device_modes_.get(),
+                                     device_encoded_.get(), device_best_score_.get(),
+                                     device_best_state_.get(), stream_));
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pinned_encoded_.get(), device_encoded_.get(),
+                                           size_t(frames) * size_t(states) * sizeof(uint16_t),
+                                           cudaMemcpyDeviceToHost, stream_));
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pinned_best_score_.get(), device_best_score_.get(),
+                                           size_t(frames) * sizeof(float), cudaMemcpyDeviceToHost,
+                                           stream_));
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pinned_best_state_.get(), device_best_state_.get(),
+                                           size_t(frames) * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                           stream_));
+  last_encoded_ = true;
   return absl::OkStatus();
 }
 

@@ -22,6 +22,7 @@
 #include "kernels/compute_device.h"
 #include "kernels/cuda/cuda_buffers.h"
 #include "kernels/cuda/cuda_resident_model.h"
+#include "kernels/cuda/encode16_kernel.h"
 #include "kernels/cuda/fusion_kernels.h"
 #include "kernels/cuda/kernel_config.h"
 #include "model/fusion.h"
@@ -53,7 +54,8 @@ class CudaWorkspace {
   absl::Status Reserve(const WorkspaceCapacity& capacity);
   const WorkspaceCapacity& capacity() const { return capacity_; }
   // Device bytes of buffers for `capacity`: features, fused scores, per-model scores and the
-  // select rule's per-frame sums (several models only), split scratch, the segment table.
+  // select rule's per-frame sums (several models only), split scratch, the segment table, the
+  // 16-bit rows and each frame's best.
   static int64_t DeviceBytesFor(const WorkspaceCapacity& capacity);
   int64_t device_bytes() const { return device_bytes_; }
   int device() const { return device_; }
@@ -75,6 +77,11 @@ class CudaWorkspace {
   // segments unspecified), and model k's scores (with copy_model_scores).
   const float* fused() const { return pinned_fused_.get(); }
   const float* model_scores(int32_t k) const;
+  // After Wait, where a segment of the batch asked for a 16-bit encoding (else null): the rows in
+  // their encodings and the frames' best states and scores (encode16_kernel.h).
+  const uint16_t* encoded16() const { return last_encoded_ ? pinned_encoded_.get() : nullptr; }
+  const int32_t* best_states() const { return last_encoded_ ? pinned_best_state_.get() : nullptr; }
+  const float* best_scores() const { return last_encoded_ ? pinned_best_score_.get() : nullptr; }
   // The next select batch starts a new sequence of frames.
   void ResetSelect() { select_frames_seen_ = 0; }
 
@@ -97,6 +104,9 @@ class CudaWorkspace {
   absl::Status EnqueueBatch(std::span<const CudaResidentModel* const> models,
                             std::span<const CudaKernelConfig> configs,
                             std::span<const FusionSegment> segments, int32_t frames);
+  // The encodings the segments ask for, of the fused rows, and their copies out.
+  absl::Status EnqueueEncoding(std::span<const FusionSegment> segments, int32_t models,
+                               int32_t frames, int32_t states);
   // The fusion of models x frames scores in device_models_ into device_fused_.
   absl::Status EnqueueFusion(std::span<const FusionSegment> segments, int32_t models,
                              int32_t frames, int32_t states, bool* fused);
@@ -112,6 +122,7 @@ class CudaWorkspace {
   int32_t last_frames_ = 0;
   int32_t last_states_ = 0;
   bool last_copied_models_ = false;
+  bool last_encoded_ = false;
 
   DeviceArray<float> device_feats_;   // [frames][dim]
   DeviceArray<float> device_fused_;   // [frames][states]
@@ -121,11 +132,19 @@ class CudaWorkspace {
   DeviceArray<int32_t> device_frame_segment_;         // [frames]
   DeviceArray<float> frame_best_;                     // [models][frames]: select
   DeviceArray<double> window_sums_;                   // [models][frames]: select
+  DeviceArray<DeviceEncoding16> device_modes_;        // [frames]
+  DeviceArray<uint16_t> device_encoded_;              // [frames][states]
+  DeviceArray<float> device_best_score_;              // [frames]
+  DeviceArray<int32_t> device_best_state_;            // [frames]
   PinnedArray<float> pinned_feats_;
   PinnedArray<float> pinned_fused_;
   PinnedArray<float> pinned_models_;
   PinnedArray<DeviceFusionSegment> pinned_segments_;
   PinnedArray<int32_t> pinned_frame_segment_;
+  PinnedArray<DeviceEncoding16> pinned_modes_;
+  PinnedArray<uint16_t> pinned_encoded_;
+  PinnedArray<float> pinned_best_score_;
+  PinnedArray<int32_t> pinned_best_state_;
 
   // The select rule's running sums on the device, for one sequence at a time.
   DeviceArray<double> select_recent_;  // [models][window]

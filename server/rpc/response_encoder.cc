@@ -42,6 +42,36 @@ int64_t ResponseEncoder::MaxBytes(int32_t frames, int32_t num_states) const {
   return int64_t(frames) * (columns * per_value + 16);  // + best state, score and count
 }
 
+ScoreEncoding16 ResponseEncoder::device_encoding() const {
+  if (!options_.state_subset.empty()) return ScoreEncoding16::kNone;
+  switch (options_.encoding) {
+    case v1::StreamConfig::FLOAT16:
+      return ScoreEncoding16::kFloat16;
+    case v1::StreamConfig::RELATIVE16:
+      return ScoreEncoding16::kRelative16;
+    default:
+      return ScoreEncoding16::kNone;
+  }
+}
+
+bool ResponseEncoder::EncodeEncoded(const uint16_t* values, const int32_t* best_states,
+                                    const float* best_scores, int32_t frames, int32_t states,
+                                    v1::ScoreResponse* out) {
+  if (device_encoding() == ScoreEncoding16::kNone) return false;
+  for (int32_t t = 0; t < frames; ++t) {
+    if (best_states[t] < 0) return false;
+  }
+  out->set_num_frames(frames);
+  out->set_num_states(states);
+  out->set_encoding(options_.encoding);
+  out->mutable_best_state()->Add(best_states, best_states + frames);
+  out->mutable_best_score()->Add(best_scores, best_scores + frames);
+  std::string* bytes = out->mutable_scores();
+  bytes->clear();
+  wire::AppendUint16({values, size_t(frames) * size_t(states)}, bytes);
+  return true;
+}
+
 void ResponseEncoder::Encode(MatrixView scores, v1::ScoreResponse* out) {
   const std::vector<int32_t>& subset = options_.state_subset;
   const int32_t columns = subset.empty() ? scores.cols : int32_t(subset.size());

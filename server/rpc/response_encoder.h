@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gmmscore/v1/scorer.pb.h"
+#include "kernels/compute_device.h"
 #include "util/matrix.h"
 
 namespace gmmscore::server {
@@ -24,6 +25,14 @@ class ResponseEncoder {
 
   // Fills scores, sparse fields, best_state/best_score, num_frames and num_states of out.
   void Encode(MatrixView scores, v1::ScoreResponse* out);
+  // The encoding a device may make of this stream's rows where it scores (BatchSlot::encoded16):
+  // FLOAT16 or RELATIVE16 of every state; kNone for the other encodings and state subsets.
+  ScoreEncoding16 device_encoding() const;
+  // As Encode, from `frames` rows of `states` values the device encoded in device_encoding(),
+  // with each frame's best state and score: the scores are copied, not computed. False, with out
+  // untouched, where a frame's best state is -1 (its row holds a NaN): Encode it from the floats.
+  bool EncodeEncoded(const uint16_t* values, const int32_t* best_states, const float* best_scores,
+                     int32_t frames, int32_t states, v1::ScoreResponse* out);
   // Bytes of a response for `frames` frames of `num_states` model states (memory accounting).
   int64_t MaxBytes(int32_t frames, int32_t num_states) const;
 

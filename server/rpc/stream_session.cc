@@ -276,6 +276,7 @@ void StreamSession::CutWindow(int32_t frames) {
   w.feats = std::move(cut.feats);
   w.ready = cut.ready;
   w.fusion = fusion_spec_;
+  w.encoding = encoder_->device_encoding();
   in_order_.Cut(w.first_frame);
   ++windows_out_;
   services_.batcher->Submit(setup_->models, std::move(w));
@@ -493,14 +494,15 @@ void StreamSession::OnWindowScored(Window window, absl::StatusOr<WindowScores> s
       --windows_out_;
     } else if (in_order_.TakeIfNext(window.first_frame)) {
       // The usual case: encoded from the batch's buffers, no copy.
-      Emit(window.first_frame, window.ready, scores);
+      Emit(window.first_frame, window.ready, scores, &window.encoded);
       while (error_.ok()) {
         std::optional<std::pair<int64_t, Scored>> next = in_order_.PopNext();
         if (!next) break;
         const Scored& kept = next->second;
         Emit(next->first, kept.ready,
              kept.scores.ok() ? absl::StatusOr<WindowScores>(ViewScores(*kept.scores))
-                              : absl::StatusOr<WindowScores>(kept.scores.status()));
+                              : absl::StatusOr<WindowScores>(kept.scores.status()),
+             nullptr);
       }
     } else {
       // Batches can finish out of order: this one waits, with a copy of its rows, for an
@@ -515,7 +517,7 @@ void StreamSession::OnWindowScored(Window window, absl::StatusOr<WindowScores> s
 }
 
 void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
-                         const absl::StatusOr<WindowScores>& scores) {
+                         const absl::StatusOr<WindowScores>& scores, const EncodedRows* encoded) {
   if (!scores.ok()) {
     --windows_out_;
     Fail(absl::StatusCode::kInternal, FailureReason::kInternal,
@@ -539,7 +541,12 @@ void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
     v->set_name(m->name());
     v->set_version(m->version());
   }
-  encoder_->Encode(*fused, &r);
+  // Rows the device encoded are copied as they are; the float rows are not read.
+  if (encoded == nullptr || encoded->values == nullptr || scores->size() != 1 ||
+      !encoder_->EncodeEncoded(encoded->values, encoded->best_states, encoded->best_scores,
+                               fused->rows, fused->cols, &r)) {
+    encoder_->Encode(*fused, &r);
+  }
   out.bytes = encoder_->MaxBytes(fused->rows, fused->cols);
   AddBuffered(out.bytes);
 }

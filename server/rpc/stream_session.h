@@ -145,8 +145,9 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   void AppendFrames(std::string_view data, int64_t frames, Clock::time_point now);
   void CutWindow(int32_t frames);
   // Fuses and encodes the next window in order into outbound_ (or fails the stream).
+  // `encoded`: the rows as the device encoded them (in order windows only), else null.
   void Emit(int64_t first_frame, Clock::time_point ready,
-            const absl::StatusOr<WindowScores>& scores);
+            const absl::StatusOr<WindowScores>& scores, const EncodedRows* encoded);
   void Fail(absl::StatusCode code, FailureReason reason, const std::string& message);
   int32_t PendingFrames() const { return cutter_ ? cutter_->pending_frames() : 0; }
   int64_t NextFrame() const { return cutter_ ? cutter_->next_frame() : 0; }

@@ -10,6 +10,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "kernels/compute_device.h"
 #include "model/fusion.h"
 #include "server/model_registry.h"
 #include "util/matrix.h"
@@ -28,6 +29,14 @@ struct ModelSet {
 
 class WindowSink;
 
+// A window's rows as the device encoded them (BatchSlot::encoded16), valid only during
+// OnWindowScored: frames x states 16-bit values and each frame's best state and score.
+struct EncodedRows {
+  const uint16_t* values = nullptr;  // null: not encoded on the device
+  const int32_t* best_states = nullptr;
+  const float* best_scores = nullptr;
+};
+
 struct Window {
   std::shared_ptr<WindowSink> sink;
   int64_t first_frame = 0;
@@ -37,6 +46,10 @@ struct Window {
   std::shared_ptr<const FusionSpec> fusion;
   Clock::time_point ready;  // when the window was cut (its last frame had been read)
   Clock::time_point queued;
+  // The 16-bit encoding the stream sends, for a device that encodes where it scores; and, on
+  // delivery, the rows it made.
+  ScoreEncoding16 encoding = ScoreEncoding16::kNone;
+  EncodedRows encoded;
 };
 
 // A scored window's rows (frames x states) where its batch left them: the fused scores where the

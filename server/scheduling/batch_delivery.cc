@@ -32,6 +32,11 @@ void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) 
         views.emplace_back(model + offset, rows, d->scores.states);
       }
     }
+    if (d->scores.encoded16 != nullptr && w.encoding != ScoreEncoding16::kNone &&
+        views.size() == 1) {
+      w.encoded = {d->scores.encoded16 + offset, d->scores.best_states + d->first_row[i],
+                   d->scores.best_scores + d->first_row[i]};
+    }
     std::shared_ptr<WindowSink> sink = w.sink;
     sink->OnWindowScored(std::move(w), std::move(views));
   }

@@ -20,7 +20,8 @@ absl::Status ScoreJob::Enqueue(BatchSlot& slot, int32_t residency_index) {
   for (const Window& w : batch_.windows) {
     const bool fused = FusedByBackend(set, w);
     per_model_ = per_model_ || !fused;
-    segments.push_back({w.feats.rows, fused && models.size() > 1 ? w.fusion.get() : nullptr});
+    segments.push_back({w.feats.rows, fused && models.size() > 1 ? w.fusion.get() : nullptr,
+                        fused ? w.encoding : ScoreEncoding16::kNone});
     std::memcpy(staged, w.feats.data.data(), w.feats.data.size() * sizeof(float));
     staged += w.feats.data.size();
   }
@@ -36,6 +37,9 @@ void ScoreJob::Complete(BatchSlot& slot, const absl::Status& status,
       BatchScores scores;
       scores.states = set.models.front()->num_states();
       scores.fused = slot.fused();
+      scores.encoded16 = slot.encoded16();
+      scores.best_states = slot.best_states();
+      scores.best_scores = slot.best_scores();
       if (per_model_ || scores.fused == nullptr) {
         for (size_t k = 0; k < set.models.size(); ++k) {
           scores.per_model.push_back(slot.model_scores(int32_t(k)));
