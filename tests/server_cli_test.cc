@@ -78,6 +78,19 @@ TEST_F(ServerCliTest, HealthAndBenchStream) {
   EXPECT_NE(out.find("streams: 4 of 4 finished OK"), std::string::npos) << out;
   EXPECT_NE(out.find("frames:  400 scored"), std::string::npos) << out;
   EXPECT_NE(out.find("p99"), std::string::npos) << out;
+  // Split over three processes (5 streams: shares of 1, 2 and 2): the same totals, one report.
+  ASSERT_EQ(Shell(std::string(GMMSCORE_CLI) + " bench-stream --plaintext --server " + address_ +
+                      " --model mono --streams 5 --processes 3 --seconds 1 --warmup-seconds 0.2 "
+                      "2>/dev/null",
+                  &out),
+            0);
+  EXPECT_NE(out.find("streams: 5 of 5 finished OK"), std::string::npos) << out;
+  EXPECT_NE(out.find("frames:  500 scored"), std::string::npos) << out;
+  EXPECT_NE(out.find("3 processes"), std::string::npos) << out;
+  EXPECT_EQ(Shell(std::string(GMMSCORE_CLI) + " bench-stream --plaintext --server " + address_ +
+                  " --model mono --streams 2 --processes 3 2>/dev/null"),
+            1)
+      << "more processes than streams";
 }
 
 }  // namespace

@@ -9,9 +9,11 @@
 // channels, each its own TCP connection.
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -313,6 +315,83 @@ double Percentile(const std::vector<double>& sorted, double p) {
   return sorted[i];
 }
 
+// What a run of streams measured; the runs of several processes add up.
+struct BenchResult {
+  int32_t ok = 0;
+  int32_t kept_up = 0;
+  int64_t frames = 0;
+  double wall_s = 0;  // the longest run's
+  double cpu_s = 0;   // the load generator's own
+  std::vector<double> latencies;
+  std::vector<double> lags;  // per stream, its worst
+  std::string first_error;   // empty: none
+
+  void Add(BenchResult&& other) {
+    ok += other.ok;
+    kept_up += other.kept_up;
+    frames += other.frames;
+    wall_s = std::max(wall_s, other.wall_s);
+    cpu_s += other.cpu_s;
+    latencies.insert(latencies.end(), other.latencies.begin(), other.latencies.end());
+    lags.insert(lags.end(), other.lags.begin(), other.lags.end());
+    if (first_error.empty()) first_error = std::move(other.first_error);
+  }
+};
+
+// A child process's result through a pipe to its parent (same machine: native byte order).
+bool WriteAll(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+bool ReadAll(int fd, void* data, size_t n) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= size_t(r);
+  }
+  return true;
+}
+template <typename T>
+bool WriteVector(int fd, const std::vector<T>& v) {
+  const uint64_t n = v.size();
+  return WriteAll(fd, &n, sizeof n) && WriteAll(fd, v.data(), n * sizeof(T));
+}
+template <typename T>
+bool ReadVector(int fd, std::vector<T>* v) {
+  uint64_t n = 0;
+  if (!ReadAll(fd, &n, sizeof n) || n > (uint64_t(1) << 32)) return false;
+  v->resize(size_t(n));
+  return ReadAll(fd, v->data(), size_t(n) * sizeof(T));
+}
+bool WriteResult(int fd, const BenchResult& r) {
+  const std::vector<char> error(r.first_error.begin(), r.first_error.end());
+  return WriteAll(fd, &r.ok, sizeof r.ok) && WriteAll(fd, &r.kept_up, sizeof r.kept_up) &&
+         WriteAll(fd, &r.frames, sizeof r.frames) && WriteAll(fd, &r.wall_s, sizeof r.wall_s) &&
+         WriteAll(fd, &r.cpu_s, sizeof r.cpu_s) && WriteVector(fd, r.latencies) &&
+         WriteVector(fd, r.lags) && WriteVector(fd, error);
+}
+bool ReadResult(int fd, BenchResult* r) {
+  std::vector<char> error;
+  if (!(ReadAll(fd, &r->ok, sizeof r->ok) && ReadAll(fd, &r->kept_up, sizeof r->kept_up) &&
+        ReadAll(fd, &r->frames, sizeof r->frames) && ReadAll(fd, &r->wall_s, sizeof r->wall_s) &&
+        ReadAll(fd, &r->cpu_s, sizeof r->cpu_s) && ReadVector(fd, &r->latencies) &&
+        ReadVector(fd, &r->lags) && ReadVector(fd, &error))) {
+    return false;
+  }
+  r->first_error.assign(error.begin(), error.end());
+  return true;
+}
+
 absl::StatusOr<v1::StreamConfig::Encoding> ParseEncoding(const std::string& name) {
   if (name == "float32") return v1::StreamConfig::FLOAT32;
   if (name == "float16") return v1::StreamConfig::FLOAT16;
@@ -320,6 +399,43 @@ absl::StatusOr<v1::StreamConfig::Encoding> ParseEncoding(const std::string& name
   if (name == "beam-sparse") return v1::StreamConfig::BEAM_SPARSE;
   return absl::InvalidArgumentError(absl::StrCat(
       "--encoding '", name, "': expected float32, float16, relative16 or beam-sparse"));
+}
+
+// Prints what the streams measured; daemon_cpu_s < 0: the daemon was not watched.
+int Report(BenchResult r, int32_t streams, int32_t processes, double warmup_s, double max_lag_ms,
+           double daemon_cpu_s) {
+  std::sort(r.latencies.begin(), r.latencies.end());
+  std::sort(r.lags.begin(), r.lags.end());
+  const double wall = r.wall_s > 0 ? r.wall_s : 1e-9;
+  std::printf("streams: %d of %d finished OK, %d kept real time (sender never > %.0f ms late)\n",
+              r.ok, streams, r.kept_up, max_lag_ms);
+  std::printf("frames:  %lld scored in %.1f s, %.0f frames/s (%.1fx real time)\n",
+              static_cast<long long>(r.frames), wall, double(r.frames) / wall,
+              double(r.frames) / wall / kFramesPerSecond);
+  std::printf(
+      "window latency (last frame sent -> scores received), %zu windows after %.0f s: "
+      "p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+      r.latencies.size(), warmup_s, 1e3 * Percentile(r.latencies, 50),
+      1e3 * Percentile(r.latencies, 95), 1e3 * Percentile(r.latencies, 99),
+      r.latencies.empty() ? 0.0 : 1e3 * r.latencies.back());
+  // Who was the limit: a load generator near its cores' worth of CPU, or senders late while the
+  // server idles, means the measurement, not the server, stopped first.
+  std::printf(
+      "load generator: %.2f CPU cores (%.1f s CPU over %.1f s, %d process%s); senders' worst "
+      "lateness per stream: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+      r.cpu_s / wall, r.cpu_s, wall, processes, processes > 1 ? "es" : "",
+      1e3 * Percentile(r.lags, 50), 1e3 * Percentile(r.lags, 99),
+      r.lags.empty() ? 0.0 : 1e3 * r.lags.back());
+  if (daemon_cpu_s >= 0) {
+    const double stream_seconds = double(r.frames) / kFramesPerSecond;
+    std::printf("server: %.2f CPU cores, %.3f ms of CPU per stream-second\n", daemon_cpu_s / wall,
+                stream_seconds > 0 ? 1e3 * daemon_cpu_s / stream_seconds : 0.0);
+  }
+  if (!r.first_error.empty()) {
+    std::fprintf(stderr, "gmmscore bench-stream: %s\n", r.first_error.c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -347,13 +463,17 @@ int RunBenchStream(int argc, char** argv) {
             "100"})
       .Add(
           {"connections", "N", "TCP connections the streams are spread over (0: one per 100)", "0"})
-      .Add({"pacer-threads", "N", "threads that send the streams' chunks on schedule", "4"});
+      .Add({"pacer-threads", "N", "threads that send the streams' chunks on schedule", "4"})
+      .Add({"processes", "P",
+            "processes the streams are split over, each with its own gRPC threads, connections "
+            "and pacers (so the load generator is not the limit); the report adds them up",
+            "1"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   if (!args.Has("model"))
     return Fail("bench-stream", absl::InvalidArgumentError("--model is required"));
   auto streams = args.GetInt("streams"), chunk = args.GetInt("chunk-frames"),
        window = args.GetInt("window"), connections = args.GetInt("connections"),
-       pacers = args.GetInt("pacer-threads");
+       pacers = args.GetInt("pacer-threads"), processes = args.GetInt("processes");
   auto seconds = args.GetDouble("seconds"), warmup = args.GetDouble("warmup-seconds"),
        max_lag_ms = args.GetDouble("max-lag-ms"), beam = args.GetDouble("beam");
   auto max_states = args.GetInt("max-states");
@@ -361,16 +481,72 @@ int RunBenchStream(int argc, char** argv) {
   for (const absl::Status& s :
        {streams.status(), chunk.status(), window.status(), connections.status(), pacers.status(),
         seconds.status(), warmup.status(), max_lag_ms.status(), encoding.status(), beam.status(),
-        max_states.status()}) {
+        max_states.status(), processes.status()}) {
     if (!s.ok()) return Fail("bench-stream", s);
   }
   if (*streams < 1 || *chunk < 1 || *window < 1 || *seconds <= 0 || *connections < 0 ||
-      *pacers < 1) {
-    return Fail("bench-stream",
-                absl::InvalidArgumentError("--streams, --chunk-frames, --window, --seconds and "
-                                           "--pacer-threads must be > 0, --connections >= 0"));
+      *pacers < 1 || *processes < 1 || *processes > *streams) {
+    return Fail("bench-stream", absl::InvalidArgumentError(
+                                    "--streams, --chunk-frames, --window, --seconds, "
+                                    "--pacer-threads and --processes must be > 0 (at most one "
+                                    "process a stream), --connections >= 0"));
   }
-  const int32_t num_connections = *connections > 0 ? *connections : (*streams + 99) / 100;
+  const std::string daemon_pid = args.Get("daemon-pid");
+  const double daemon_cpu0 = daemon_pid.empty() ? -1 : ProcessCpuSeconds(daemon_pid);
+  // This process's share of the streams: all of them, or, with several processes, the children's
+  // (forked before any gRPC object exists, each running the share as a process of one would and
+  // sending its result back through a pipe).
+  int32_t first_stream = 0, my_streams = *streams;
+  int result_fd = -1;
+  std::vector<std::pair<pid_t, int>> children;  // pid, read end
+  for (int32_t i = 0; i<*processes&& * processes> 1; ++i) {
+    int fds[2];
+    if (pipe(fds) != 0) return Fail("bench-stream", absl::InternalError("pipe failed"));
+    const int32_t begin = int32_t(int64_t(*streams) * i / *processes);
+    const int32_t end = int32_t(int64_t(*streams) * (i + 1) / *processes);
+    std::fflush(nullptr);
+    const pid_t child = fork();
+    if (child < 0) return Fail("bench-stream", absl::InternalError("fork failed"));
+    if (child == 0) {
+      close(fds[0]);
+      for (const auto& [pid, fd] : children) close(fd);
+      children.clear();
+      first_stream = begin;
+      my_streams = end - begin;
+      result_fd = fds[1];
+      break;
+    }
+    close(fds[1]);
+    children.emplace_back(child, fds[0]);
+  }
+  if (!children.empty()) {
+    BenchResult total;
+    bool all_reported = true;
+    for (const auto& [pid, fd] : children) {
+      BenchResult one;
+      all_reported = ReadResult(fd, &one) && all_reported;
+      close(fd);
+      total.Add(std::move(one));
+    }
+    int failed = 0;
+    for (const auto& [pid, fd] : children) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+    }
+    rusage r{};
+    getrusage(RUSAGE_CHILDREN, &r);
+    total.cpu_s = double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+                  1e-6 * double(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+    const double daemon_cpu = daemon_cpu0 < 0 ? -1 : ProcessCpuSeconds(daemon_pid) - daemon_cpu0;
+    if (!all_reported && total.first_error.empty()) {
+      total.first_error = absl::StrCat(failed, " of ", *processes,
+                                       " load generator processes failed without a result");
+    }
+    return Report(std::move(total), *streams, *processes, *warmup, *max_lag_ms, daemon_cpu);
+  }
+  const int32_t num_connections =
+      *connections > 0 ? std::max(1, *connections / *processes) : (my_streams + 99) / 100;
   // Each connection a channel with a subchannel pool of its own, hence its own TCP connection.
   std::vector<std::unique_ptr<v1::Scorer::Stub>> stubs;
   std::shared_ptr<grpc::Channel> first_channel;
@@ -414,18 +590,22 @@ int RunBenchStream(int argc, char** argv) {
     o.config.mutable_audio()->set_sample_rate_hz(16000);
   }
 
-  std::fprintf(stderr,
-               "gmmscore bench-stream: %d streams x %.0f s at %.0f frames/s, chunks of %d frames, "
-               "window %d, %s, model %s (%d states x %lld Gaussians x %d dims) on %s over %d "
-               "connection%s\n",
-               *streams, *seconds, kFramesPerSecond, *chunk, *window, args.Get("encoding").c_str(),
-               info->name().c_str(), info->num_states(),
-               static_cast<long long>(info->num_gaussians()), info->dim(),
-               args.Get("server").c_str(), num_connections, num_connections > 1 ? "s" : "");
-  std::vector<std::unique_ptr<BenchStream>> bench(static_cast<size_t>(*streams));
+  if (first_stream == 0) {
+    std::fprintf(
+        stderr,
+        "gmmscore bench-stream: %d streams x %.0f s at %.0f frames/s, chunks of %d frames, "
+        "window %d, %s, model %s (%d states x %lld Gaussians x %d dims) on %s over %d "
+        "connection%s\n",
+        *streams, *seconds, kFramesPerSecond, *chunk, *window, args.Get("encoding").c_str(),
+        info->name().c_str(), info->num_states(), static_cast<long long>(info->num_gaussians()),
+        info->dim(), args.Get("server").c_str(), num_connections, num_connections > 1 ? "s" : "");
+    if (*processes > 1)
+      std::fprintf(stderr, "  (in %d processes of about %d streams)\n", *processes, my_streams);
+  }
+  std::vector<std::unique_ptr<BenchStream>> bench(static_cast<size_t>(my_streams));
   std::vector<std::vector<BenchStream*>> paced(static_cast<size_t>(*pacers));
-  for (int i = 0; i < *streams; ++i) {
-    o.config.set_stream_id(absl::StrCat("bench-", i));
+  for (int i = 0; i < my_streams; ++i) {
+    o.config.set_stream_id(absl::StrCat("bench-", first_stream + i));
     bench[size_t(i)] = std::make_unique<BenchStream>(stubs[size_t(i % num_connections)].get(), o);
     bench[size_t(i)]->Open();
     paced[size_t(i % *pacers)].push_back(bench[size_t(i)].get());
@@ -434,8 +614,6 @@ int RunBenchStream(int argc, char** argv) {
   // Streams start spread over one chunk period, as independent real-time sources would.
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> phase(0.0, *chunk / kFramesPerSecond);
-  const std::string daemon_pid = args.Get("daemon-pid");
-  const double daemon_cpu0 = daemon_pid.empty() ? -1 : ProcessCpuSeconds(daemon_pid);
   const double self_cpu0 = SelfCpuSeconds();
   o.start = Clock::now();
   for (const auto& s : bench) {
@@ -446,51 +624,29 @@ int RunBenchStream(int argc, char** argv) {
   for (const std::vector<BenchStream*>& group : paced) pacer_threads.emplace_back(Pace, group);
   for (std::thread& t : pacer_threads) t.join();
   for (const auto& s : bench) s->WaitUntilDone();
-  const double wall = std::chrono::duration<double>(Clock::now() - o.start).count();
-  const double self_cpu = SelfCpuSeconds() - self_cpu0;
-  const double daemon_cpu = daemon_cpu0 < 0 ? -1 : ProcessCpuSeconds(daemon_pid) - daemon_cpu0;
-
-  int ok = 0, kept_up = 0;
-  int64_t frames = 0;
-  std::vector<double> latencies, lags;
-  absl::Status first_error;
+  BenchResult result;
+  result.wall_s = std::chrono::duration<double>(Clock::now() - o.start).count();
+  result.cpu_s = SelfCpuSeconds() - self_cpu0;
   for (const auto& s : bench) {
-    frames += s->frames_scored();
-    lags.push_back(s->worst_lag_s());
-    latencies.insert(latencies.end(), s->latencies_s().begin(), s->latencies_s().end());
+    result.frames += s->frames_scored();
+    result.lags.push_back(s->worst_lag_s());
+    result.latencies.insert(result.latencies.end(), s->latencies_s().begin(),
+                            s->latencies_s().end());
     if (!s->error().ok()) {
-      if (first_error.ok()) first_error = s->error();
+      if (result.first_error.empty()) result.first_error = std::string(s->error().message());
       continue;
     }
-    ++ok;
-    if (s->worst_lag_s() * 1000.0 <= *max_lag_ms) ++kept_up;
+    ++result.ok;
+    if (s->worst_lag_s() * 1000.0 <= *max_lag_ms) ++result.kept_up;
   }
-  std::sort(latencies.begin(), latencies.end());
-  std::printf("streams: %d of %d finished OK, %d kept real time (sender never > %.0f ms late)\n",
-              ok, *streams, kept_up, *max_lag_ms);
-  std::printf("frames:  %lld scored in %.1f s, %.0f frames/s (%.1fx real time)\n",
-              static_cast<long long>(frames), wall, double(frames) / wall,
-              double(frames) / wall / kFramesPerSecond);
-  std::printf(
-      "window latency (last frame sent -> scores received), %zu windows after %.0f s: "
-      "p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-      latencies.size(), *warmup, 1e3 * Percentile(latencies, 50), 1e3 * Percentile(latencies, 95),
-      1e3 * Percentile(latencies, 99), latencies.empty() ? 0.0 : 1e3 * latencies.back());
-  std::sort(lags.begin(), lags.end());
-  // Who was the limit: a load generator near its cores' worth of CPU, or senders late while the
-  // server idles, means the measurement, not the server, stopped first.
-  std::printf(
-      "load generator: %.2f CPU cores (%.1f s CPU over %.1f s); senders' worst lateness per "
-      "stream: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-      self_cpu / wall, self_cpu, wall, 1e3 * Percentile(lags, 50), 1e3 * Percentile(lags, 99),
-      lags.empty() ? 0.0 : 1e3 * lags.back());
-  if (daemon_cpu >= 0) {
-    const double stream_seconds = double(frames) / kFramesPerSecond;
-    std::printf("server: %.2f CPU cores, %.3f ms of CPU per stream-second\n", daemon_cpu / wall,
-                stream_seconds > 0 ? 1e3 * daemon_cpu / stream_seconds : 0.0);
+  if (result_fd >= 0) {  // a child: the parent reports
+    const bool sent = WriteResult(result_fd, result);
+    close(result_fd);
+    std::fflush(nullptr);
+    _exit(sent ? 0 : 1);  // no static destructors under gRPC's threads
   }
-  if (!first_error.ok()) return Fail("bench-stream", first_error);
-  return 0;
+  const double daemon_cpu = daemon_cpu0 < 0 ? -1 : ProcessCpuSeconds(daemon_pid) - daemon_cpu0;
+  return Report(std::move(result), *streams, 1, *warmup, *max_lag_ms, daemon_cpu);
 }
 
 }  // namespace gmmscore

@@ -9,7 +9,8 @@
 # the daemon's batch sizes (/metrics) and the CPU time the daemon and the whole machine used.
 # Logs go to $OUT, named by the stream count and TAG. PERF_SECONDS=N (with a perf binary beside
 # this script): a system-wide profile of N seconds from 3 s after the warm-up, written as
-# perf-RUN.txt: the machine by thread name and shared object, then the daemon by symbol.
+# perf-RUN.txt: the machine by thread name and shared object, the busiest threads, then the
+# daemon by symbol.
 # Usage: [TAG=name] [BENCH_ARGS="--connections 40"] [DAEMON_ARGS="--devices all"] \
 #   device_e2e.sh SECONDS STREAMS [STREAMS ...]
 set -uo pipefail
@@ -59,6 +60,10 @@ for streams in "$@"; do
         echo "== whole machine, by thread name and shared object"
         ./perf report -i "/tmp/perf-$run.data" --no-children --sort comm,dso --stdio -g none \
           --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+        # A thread near 100% of a core (4,990 samples in 10 s) is a serial stage that limits.
+        echo "== the busiest threads (samples; one core for the whole profile: 499 x seconds)"
+        ./perf report -i "/tmp/perf-$run.data" --no-children --sort pid --stdio -g none -n \
+          2>/dev/null | grep -v '^#' | grep -v '^$' | head -25
         echo "== gmmscored, by symbol"
         ./perf report -i "/tmp/perf-$run.data" --no-children --pid "$pid" --sort dso,sym --stdio \
           -g none --percent-limit 0.25 2>/dev/null | grep -v '^#' | grep -v '^$' | head -80
