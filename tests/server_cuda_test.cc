@@ -133,5 +133,53 @@ TEST_F(ServerCudaTest, ConcurrentStreamsOfEachFusionMatchOfflineScores) {
   EXPECT_EQ(info->bytes_per_device(0).device(), "cuda:0");
 }
 
+// FLOAT16 and RELATIVE16 streams are encoded on the GPU where their scores are made (one model,
+// and two fused): decoded, they are the offline scores within each encoding's promise.
+TEST_F(ServerCudaTest, SixteenBitStreamsEncodedOnTheDeviceDecodeToTheOfflineScores) {
+  int checked = 0;
+  for (const bool two_models : {false, true}) {
+    for (const auto encoding : {v1::StreamConfig::FLOAT16, v1::StreamConfig::RELATIVE16}) {
+      const Matrix feats = RandomFeatures(53, kDim, 0.0f, 3.0f, 7u + uint32_t(checked));
+      v1::StreamConfig config = StreamConfigFor(absl::StrCat("e", checked), 10, "a", kDim);
+      config.set_encoding(encoding);
+      Matrix expected = OfflineScores(paths_[0], feats);
+      if (two_models) {
+        config.add_models("b");
+        config.set_fusion(v1::StreamConfig::MAX);
+        const Matrix b = OfflineScores(paths_[1], feats);
+        FusionSpec spec;
+        spec.rule = FusionRule::kMax;
+        ASSERT_TRUE(ValidateFusion(&spec, 2).ok());
+        const Matrix a = expected;
+        ASSERT_TRUE(FuseScores(spec, {&a, &b}, &expected).ok());
+      }
+      auto streamed = StreamScores(channel_, config, feats, 7);
+      ASSERT_TRUE(streamed.ok()) << streamed.status();
+      ASSERT_EQ(streamed->rows, expected.rows);
+      ASSERT_EQ(streamed->cols, expected.cols);
+      double worst = 0.0;
+      for (int32_t t = 0; t < expected.rows; ++t) {
+        const float* want = expected.row(t);
+        const float best = *std::max_element(want, want + expected.cols);
+        for (int32_t j = 0; j < expected.cols; ++j) {
+          const double got = streamed->at(t, j);
+          if (encoding == v1::StreamConfig::RELATIVE16 && best - want[j] > 250.0f) {
+            EXPECT_LE(got, best - 250.0 + kTolerance) << "saturated, frame " << t;
+            continue;
+          }
+          // Half a binary16 step at the value's magnitude, or RELATIVE16's 1/512 nat.
+          const double promise = encoding == v1::StreamConfig::FLOAT16
+                                     ? std::ldexp(1.0, std::ilogb(want[j]) - 11)
+                                     : 1.0 / 512;
+          worst = std::max(worst, std::abs(got - double(want[j])) - promise);
+        }
+      }
+      EXPECT_LE(worst, kTolerance) << "two models " << two_models << ", encoding " << encoding;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
+}
+
 }  // namespace
 }  // namespace gmmscore::testing

@@ -54,22 +54,15 @@ ScoreEncoding16 ResponseEncoder::device_encoding() const {
   }
 }
 
-bool ResponseEncoder::EncodeEncoded(const uint16_t* values, const int32_t* best_states,
-                                    const float* best_scores, int32_t frames, int32_t states,
+void ResponseEncoder::EncodeEncoded(std::string values, std::span<const int32_t> best_states,
+                                    std::span<const float> best_scores, int32_t states,
                                     v1::ScoreResponse* out) {
-  if (device_encoding() == ScoreEncoding16::kNone) return false;
-  for (int32_t t = 0; t < frames; ++t) {
-    if (best_states[t] < 0) return false;
-  }
-  out->set_num_frames(frames);
+  out->set_num_frames(int32_t(best_states.size()));
   out->set_num_states(states);
   out->set_encoding(options_.encoding);
-  out->mutable_best_state()->Add(best_states, best_states + frames);
-  out->mutable_best_score()->Add(best_scores, best_scores + frames);
-  std::string* bytes = out->mutable_scores();
-  bytes->clear();
-  wire::AppendUint16({values, size_t(frames) * size_t(states)}, bytes);
-  return true;
+  out->mutable_best_state()->Add(best_states.begin(), best_states.end());
+  out->mutable_best_score()->Add(best_scores.begin(), best_scores.end());
+  out->set_scores(std::move(values));
 }
 
 void ResponseEncoder::Encode(MatrixView scores, v1::ScoreResponse* out) {

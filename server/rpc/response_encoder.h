@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "gmmscore/v1/scorer.pb.h"
@@ -28,11 +30,11 @@ class ResponseEncoder {
   // The encoding a device may make of this stream's rows where it scores (BatchSlot::encoded16):
   // FLOAT16 or RELATIVE16 of every state; kNone for the other encodings and state subsets.
   ScoreEncoding16 device_encoding() const;
-  // As Encode, from `frames` rows of `states` values the device encoded in device_encoding(),
-  // with each frame's best state and score: the scores are copied, not computed. False, with out
-  // untouched, where a frame's best state is -1 (its row holds a NaN): Encode it from the floats.
-  bool EncodeEncoded(const uint16_t* values, const int32_t* best_states, const float* best_scores,
-                     int32_t frames, int32_t states, v1::ScoreResponse* out);
+  // As Encode, from rows the device encoded in device_encoding() (little-endian 16-bit values,
+  // best_states.size() frames x states), with each frame's best state and score: the values
+  // become the response's scores as they are.
+  void EncodeEncoded(std::string values, std::span<const int32_t> best_states,
+                     std::span<const float> best_scores, int32_t states, v1::ScoreResponse* out);
   // Bytes of a response for `frames` frames of `num_states` model states (memory accounting).
   int64_t MaxBytes(int32_t frames, int32_t num_states) const;
 

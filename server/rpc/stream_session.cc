@@ -493,42 +493,36 @@ void StreamSession::OnWindowScored(Window window, absl::StatusOr<WindowScores> s
     if (finish_called_ || !error_.ok()) {
       --windows_out_;
     } else if (in_order_.TakeIfNext(window.first_frame)) {
-      // The usual case: encoded from the batch's buffers, no copy.
-      Emit(window.first_frame, window.ready, scores, &window.encoded);
+      // The usual case: out at once, from the rows as delivered.
+      Emit(window.first_frame, window.ready, scores, std::move(window.encoded));
       while (error_.ok()) {
         std::optional<std::pair<int64_t, Scored>> next = in_order_.PopNext();
         if (!next) break;
-        const Scored& kept = next->second;
+        Scored& kept = next->second;
         Emit(next->first, kept.ready,
              kept.scores.ok() ? absl::StatusOr<WindowScores>(ViewScores(*kept.scores))
                               : absl::StatusOr<WindowScores>(kept.scores.status()),
-             nullptr);
+             std::move(kept.encoded));
       }
     } else {
       // Batches can finish out of order: this one waits, with a copy of its rows, for an
       // earlier window of the stream.
-      in_order_.Arrived(
-          window.first_frame,
-          Scored{window.ready, scores.ok() ? CopyScores(*scores)
-                                           : absl::StatusOr<std::vector<Matrix>>(scores.status())});
+      in_order_.Arrived(window.first_frame,
+                        Scored{window.ready,
+                               scores.ok() ? CopyScores(*scores)
+                                           : absl::StatusOr<std::vector<Matrix>>(scores.status()),
+                               std::move(window.encoded)});
     }
     Pump(std::move(lock));
   });
 }
 
 void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
-                         const absl::StatusOr<WindowScores>& scores, const EncodedRows* encoded) {
+                         const absl::StatusOr<WindowScores>& scores, EncodedRows encoded) {
   if (!scores.ok()) {
     --windows_out_;
     Fail(absl::StatusCode::kInternal, FailureReason::kInternal,
          absl::StrCat("scoring frames ", first_frame, "..: ", scores.status().message()));
-    return;
-  }
-  absl::StatusOr<MatrixView> fused = fusion_->Fuse(*scores, &fused_scratch_);
-  if (!fused.ok()) {
-    --windows_out_;
-    Fail(absl::StatusCode::kInternal, FailureReason::kInternal,
-         std::string(fused.status().message()));
     return;
   }
   Outgoing& out = outbound_.emplace_back();
@@ -541,12 +535,25 @@ void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
     v->set_name(m->name());
     v->set_version(m->version());
   }
-  // Rows the device encoded are copied as they are; the float rows are not read.
-  if (encoded == nullptr || encoded->values == nullptr || scores->size() != 1 ||
-      !encoder_->EncodeEncoded(encoded->values, encoded->best_states, encoded->best_scores,
-                               fused->rows, fused->cols, &r)) {
-    encoder_->Encode(*fused, &r);
+  const int32_t states = setup_->models->models.front()->num_states();
+  const int32_t frames = int32_t(encoded.best_states.size());
+  if (!encoded.values.empty()) {
+    // Rows the device encoded become the response's scores as they are.
+    encoder_->EncodeEncoded(std::move(encoded.values), encoded.best_states, encoded.best_scores,
+                            states, &r);
+    out.bytes = encoder_->MaxBytes(frames, states);
+    AddBuffered(out.bytes);
+    return;
   }
+  absl::StatusOr<MatrixView> fused = fusion_->Fuse(*scores, &fused_scratch_);
+  if (!fused.ok()) {
+    outbound_.pop_back();
+    --windows_out_;
+    Fail(absl::StatusCode::kInternal, FailureReason::kInternal,
+         std::string(fused.status().message()));
+    return;
+  }
+  encoder_->Encode(*fused, &r);
   out.bytes = encoder_->MaxBytes(fused->rows, fused->cols);
   AddBuffered(out.bytes);
 }

@@ -119,6 +119,7 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   struct Scored {  // a window scored before an earlier one of the stream
     Clock::time_point ready;
     absl::StatusOr<std::vector<Matrix>> scores;
+    EncodedRows encoded;
   };
   struct Actions {
     bool read = false;
@@ -145,9 +146,9 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   void AppendFrames(std::string_view data, int64_t frames, Clock::time_point now);
   void CutWindow(int32_t frames);
   // Fuses and encodes the next window in order into outbound_ (or fails the stream).
-  // `encoded`: the rows as the device encoded them (in order windows only), else null.
+  // A window the device encoded has its rows in `encoded` (and none in scores).
   void Emit(int64_t first_frame, Clock::time_point ready,
-            const absl::StatusOr<WindowScores>& scores, const EncodedRows* encoded);
+            const absl::StatusOr<WindowScores>& scores, EncodedRows encoded);
   void Fail(absl::StatusCode code, FailureReason reason, const std::string& message);
   int32_t PendingFrames() const { return cutter_ ? cutter_->pending_frames() : 0; }
   int64_t NextFrame() const { return cutter_ ? cutter_->next_frame() : 0; }

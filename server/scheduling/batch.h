@@ -29,12 +29,13 @@ struct ModelSet {
 
 class WindowSink;
 
-// A window's rows as the device encoded them (BatchSlot::encoded16), valid only during
-// OnWindowScored: frames x states 16-bit values and each frame's best state and score.
+// A window's rows as the device encoded them (BatchSlot::encoded16), copied out of the batch's
+// buffers: frames x states little-endian 16-bit values, ready to be a response's scores, and each
+// frame's best state and score.
 struct EncodedRows {
-  const uint16_t* values = nullptr;  // null: not encoded on the device
-  const int32_t* best_states = nullptr;
-  const float* best_scores = nullptr;
+  std::string values;  // empty: not encoded on the device
+  std::vector<int32_t> best_states;
+  std::vector<float> best_scores;
 };
 
 struct Window {
@@ -56,11 +57,11 @@ struct Window {
 // backend fused them (or the set has one model), else one view per model of the set.
 using WindowScores = absl::InlinedVector<MatrixView, 2>;
 
-// Receives scored windows, one call per window, on a delivery thread. The rows are valid only
-// during the call: the batch's buffers are reused once every window of it has been handed over,
-// so a sink encodes them at once or copies what it keeps (reading them in place saves a copy of
-// every score the daemon sends). Windows of a stream may arrive out of order (batches in flight
-// together, on several devices): the sink puts them back in order.
+// Receives scored windows, one call per window, on a delivery thread. A window the device encoded
+// (Window::encoded) comes with no float rows; the others with their rows, valid only during the
+// call (a sink copies what it keeps).
+// Windows of a stream may arrive out of order (batches in flight together, on several devices): the
+// sink puts them back in order.
 class WindowSink {
  public:
   virtual ~WindowSink() = default;

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <memory>
 
+#include "proto/wire_codec.h"
+
 namespace gmmscore::server {
 namespace {
 
@@ -16,31 +18,47 @@ struct Delivery {
   std::atomic<int32_t> tasks_left{0};
 };
 
-// Windows [begin, end): each sink gets views of its rows in the batch's buffers; the last task to
-// finish lets go of the buffers.
+// Windows [begin, end): first every window's rows are copied out of the batch's buffers (a
+// window the device encoded: its 16-bit rows, straight into what becomes its response's scores,
+// unless a row holds a NaN; the others: their float rows), and the last task to finish copying
+// releases the buffers, so the GPU's next batch never waits for the streams' encoding; then
+// the sinks run.
 void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) {
   const ModelSet& set = *d->batch.models;
+  const int32_t states = d->scores.states;
+  std::vector<std::vector<Matrix>> copies(end - begin);
   for (size_t i = begin; i < end; ++i) {
     Window& w = d->batch.windows[i];
-    const int32_t rows = w.feats.rows;
-    const size_t offset = size_t(d->first_row[i]) * size_t(d->scores.states);
-    WindowScores views;
-    if (d->scores.fused != nullptr && FusedByBackend(set, w)) {
-      views.emplace_back(d->scores.fused + offset, rows, d->scores.states);
-    } else {
-      for (const float* model : d->scores.per_model) {
-        views.emplace_back(model + offset, rows, d->scores.states);
+    const int32_t rows = w.feats.rows, first = d->first_row[i];
+    const size_t offset = size_t(first) * size_t(states);
+    const bool fused = d->scores.fused != nullptr && FusedByBackend(set, w);
+    if (fused && d->scores.encoded16 != nullptr && w.encoding != ScoreEncoding16::kNone) {
+      const int32_t* best = d->scores.best_states + first;
+      if (std::all_of(best, best + rows, [](int32_t s) { return s >= 0; })) {
+        w.encoded.best_states.assign(best, best + rows);
+        w.encoded.best_scores.assign(d->scores.best_scores + first,
+                                     d->scores.best_scores + first + rows);
+        wire::AppendUint16({d->scores.encoded16 + offset, size_t(rows) * size_t(states)},
+                           &w.encoded.values);
+        continue;
       }
     }
-    if (d->scores.encoded16 != nullptr && w.encoding != ScoreEncoding16::kNone &&
-        views.size() == 1) {
-      w.encoded = {d->scores.encoded16 + offset, d->scores.best_states + d->first_row[i],
-                   d->scores.best_scores + d->first_row[i]};
+    WindowScores views;
+    if (fused) {
+      views.emplace_back(d->scores.fused + offset, rows, states);
+    } else {
+      for (const float* model : d->scores.per_model)
+        views.emplace_back(model + offset, rows, states);
     }
+    copies[i - begin] = CopyScores(views);
+  }
+  if (d->tasks_left.fetch_sub(1) == 1) d->release();
+  for (size_t i = begin; i < end; ++i) {
+    Window& w = d->batch.windows[i];
+    WindowScores views = w.encoded.values.empty() ? ViewScores(copies[i - begin]) : WindowScores();
     std::shared_ptr<WindowSink> sink = w.sink;
     sink->OnWindowScored(std::move(w), std::move(views));
   }
-  if (d->tasks_left.fetch_sub(1) == 1) d->release();
 }
 
 }  // namespace

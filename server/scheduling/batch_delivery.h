@@ -26,8 +26,9 @@ struct BatchScores {
   const float* best_scores = nullptr;
 };
 
-// Calls each window's sink with views of its rows (one where fused, else one per model), on
-// `pool`. release runs once every sink has returned: the buffers stay put until then.
+// Calls each window's sink with its rows (one matrix where fused, else one per model) or, where
+// the device encoded them, the window's encoded rows, on `pool`. release runs once every window's
+// rows are copied out of the scores' buffers, before the sinks are called.
 void DeliverScores(Batch&& batch, const BatchScores& scores, TaskQueue* pool,
                    std::function<void()> release);
 // Every window of the batch gets `status`, on `pool`.
