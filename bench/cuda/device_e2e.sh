@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from a bundle made by make_device_bundle.sh: the daemon end to end.
-# gmmscored --backend cuda serving model (c), a random 5000 states x 32 Gaussians x 39 dims, and
+# gmmscored --backend cuda serving model (c), a random 5000 states x 32 Gaussians x 39 dims (or
+# MODEL_SPEC, e.g. 5000x1024x39 for a model that keeps the GPU busy), and
 # gmmscore bench-stream on the same machine for each stream count given: real-time streams,
 # ENCODING scores (float16 unless set), windows of 10 frames (BENCH_ARGS: more bench-stream
 # options, e.g. --front-end mfcc for audio streams, which the daemon has as 13 MFCC + online CMVN
@@ -23,7 +24,9 @@ seconds=${1:?usage: device_e2e.sh SECONDS STREAMS [STREAMS ...]}
 shift
 status=0
 model=/tmp/model-c.gmms
-./gmmscore convert random:5000x32x39 "$model" || exit 1
+model_spec="${MODEL_SPEC:-5000x32x39}"
+[ "$model_spec" = 5000x32x39 ] || model="/tmp/model-$model_spec.gmms"
+[ -f "$model" ] || ./gmmscore convert "random:$model_spec" "$model" || exit 1
 front_end=/tmp/mfcc-online.conf
 printf -- '--cmvn=online\n--delta-order=2\n' >"$front_end"
 metrics() {
@@ -82,7 +85,7 @@ for streams in "$@"; do
   metrics >"$out/metrics-$run.txt"
   echo "CPU: machine $(( 100 * (busy1 - busy0) / (total1 - total0) ))% busy over the run" \
     "($(nproc) cores); gmmscored $(( (utime + stime) / $(getconf CLK_TCK) )) s of CPU in all"
-  grep -E '^gmmscore_(batch_frames|compute_seconds|queue_wait_seconds|window_latency_seconds)_(sum|count)|^gmmscore_batch_frames_bucket|^gmmscore_device_' \
+  grep -E '^gmmscore_(batch_frames|compute_seconds|queue_wait_seconds|window_latency_seconds|window_stage_seconds)_(sum|count)|^gmmscore_batch_frames_bucket|^gmmscore_device_' \
     "$out/metrics-$run.txt"
   kill -TERM "$pid"
   wait "$pid" || status=1
