@@ -1,5 +1,7 @@
 // Every protocol error gets its documented status (scorer.proto) naming the stream, while a
 // stream beside it goes on and still gets exactly the offline scores.
+#include <grpcpp/generic/generic_stub.h>
+
 #include <cmath>
 #include <limits>
 
@@ -46,6 +48,43 @@ grpc::Status RunRaw(const std::shared_ptr<grpc::Channel>& channel,
   while (stream->Read(&response)) {
   }
   return stream->Finish();
+}
+
+// Sends messages as raw bytes (valid or not) on a Score call, half-closes, reads everything, and
+// returns the final status.
+grpc::Status RunBytes(const std::shared_ptr<grpc::Channel>& channel,
+                      const std::vector<std::string>& messages) {
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  // One operation at a time, so the next event is that operation's.
+  const auto await = [&cq] {
+    void* tag = nullptr;
+    bool ok = false;
+    return cq.Next(&tag, &ok) && ok;
+  };
+  auto call = stub.PrepareCall(&context, "/gmmscore.v1.Scorer/Score", &cq);
+  call->StartCall(nullptr);
+  bool open = await();
+  for (const std::string& m : messages) {
+    if (!open) break;
+    grpc::Slice slice(m);
+    grpc::ByteBuffer buffer(&slice, 1);
+    call->Write(buffer, nullptr);
+    open = await();
+  }
+  call->WritesDone(nullptr);
+  await();
+  grpc::ByteBuffer response;
+  do {
+    call->Read(&response, nullptr);
+  } while (await());
+  grpc::Status status;
+  call->Finish(&status, nullptr);
+  await();
+  cq.Shutdown();
+  return status;
 }
 
 class ServerProtocolTest : public ::testing::Test {
@@ -126,6 +165,19 @@ TEST_F(ServerProtocolTest, FramesAfterEnd) {
                 Features(5, Rows(feats_, 5, 5))},
                grpc::StatusCode::FAILED_PRECONDITION,
                "stream 'late': features (frame 5) after End");
+}
+
+TEST_F(ServerProtocolTest, BytesThatAreNotAScoreRequest) {
+  // A length-delimited field 1 (config) that claims 5 bytes and has 2.
+  const grpc::Status status = RunBytes(
+      channel_, {Config(StreamConfigFor("junk", 10)).SerializeAsString(), std::string("\x0a\x05"
+                                                                                      "ab",
+                                                                                      4)});
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_NE(status.error_message().find("stream 'junk': message 2 of the stream is not a "
+                                        "ScoreRequest"),
+            std::string::npos)
+      << status.error_message();
 }
 
 TEST_F(ServerProtocolTest, OversizedChunk) {

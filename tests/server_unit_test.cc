@@ -23,6 +23,7 @@
 #include "server/config.h"
 #include "server/kept_frames.h"
 #include "server/rpc/in_order.h"
+#include "server/rpc/response_buffer.h"
 #include "server/rpc/response_encoder.h"
 #include "server/rpc/stream_fusion.h"
 #include "server/rpc/window_cutter.h"
@@ -125,6 +126,56 @@ TEST(WireCodecTest, Relative16KeepsItsPromisedPrecision) {
                                      -65535.0f / 256,
                                      -65535.0f / 256};
   EXPECT_EQ(decoded, expect);
+}
+
+// The bytes SerializeResponse hands gRPC parse as the message it was given, and its scores are
+// the string's own buffer, not a copy.
+TEST(ResponseBufferTest, ParsesAsTheMessageAndSendsTheScoresUncopied) {
+  v1::ScoreResponse response;
+  response.set_stream_id("caption-7");
+  response.set_first_frame(1234567);
+  response.set_num_frames(10);
+  response.set_num_states(5003);
+  response.set_encoding(v1::StreamConfig::RELATIVE16);
+  std::mt19937 rng(3);
+  std::string scores(size_t(10 * 5003 * 2), '\0');
+  for (char& c : scores) c = static_cast<char>(rng());
+  response.set_scores(scores);
+  for (int32_t t = 0; t < 10; ++t) {
+    response.add_best_state(t * 499);
+    response.add_best_score(-60.5f - float(t));
+  }
+  v1::ModelVersion* m = response.add_models();
+  m->set_name("mono");
+  m->set_version(3);
+  const v1::ScoreResponse expected = response;
+  const char* scores_at = response.scores().data();
+
+  grpc::ByteBuffer buffer = server::SerializeResponse(&response);
+  EXPECT_TRUE(response.scores().empty());
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(buffer.Dump(&slices).ok());
+  ASSERT_EQ(slices.size(), 2u);
+  EXPECT_EQ(reinterpret_cast<const char*>(slices[1].begin()), scores_at);
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  EXPECT_EQ(bytes.size(), expected.ByteSizeLong());
+  v1::ScoreResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(bytes));
+  EXPECT_EQ(parsed.SerializeAsString(), expected.SerializeAsString());
+
+  // No scores (an empty window's response): one slice, the message as protobuf writes it.
+  v1::ScoreResponse empty;
+  empty.set_stream_id("s");
+  empty.add_best_state(1);
+  const std::string empty_bytes = empty.SerializeAsString();
+  grpc::ByteBuffer empty_buffer = server::SerializeResponse(&empty);
+  ASSERT_TRUE(empty_buffer.Dump(&slices).ok());
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(slices[0].begin()), slices[0].size()),
+            empty_bytes);
 }
 
 TEST(ResponseEncoderTest, BestStateIsTheFirstLargest) {

@@ -262,9 +262,9 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
   bool open_ = false;                    // the config is written
   std::deque<v1::ScoreRequest> writes_;  // the front one is being written
   bool writing_ = false;
-  Clock::time_point write_handed_;  // when the write in flight was handed to gRPC
+  Clock::time_point write_handed_;     // when the write in flight was handed to gRPC
   std::vector<double> write_times_s_;  // chunks after the warm-up: handed -> OnWriteDone
-  bool broken_ = false;  // a write failed: nothing more is written
+  bool broken_ = false;                // a write failed: nothing more is written
   bool end_queued_ = false;
   int64_t next_chunk_ = 0;
   std::vector<int64_t> sent_ns_;  // per chunk, since the start
@@ -333,9 +333,9 @@ struct BenchResult {
   double wall_s = 0;  // the longest run's
   double cpu_s = 0;   // the load generator's own
   std::vector<double> latencies;
-  std::vector<double> lags;  // per stream, its worst
+  std::vector<double> lags;    // per stream, its worst
   std::vector<double> writes;  // per chunk after the warm-up: handed to gRPC -> written
-  std::string first_error;   // empty: none
+  std::string first_error;     // empty: none
 
   void Add(BenchResult&& other) {
     ok += other.ok;
@@ -441,10 +441,11 @@ int Report(BenchResult r, int32_t streams, int32_t processes, double warmup_s, d
       r.lags.empty() ? 0.0 : 1e3 * r.lags.back());
   // A chunk's write completes once gRPC has sent it: slow writes with an idle server point at
   // the transport between the two processes, not at scoring.
-  std::printf("client writes (chunk handed to gRPC -> write done), %zu chunks after %.0f s: p50 "
-              "%.2f ms, p99 %.2f ms, max %.1f ms\n",
-              r.writes.size(), warmup_s, 1e3 * Percentile(r.writes, 50),
-              1e3 * Percentile(r.writes, 99), r.writes.empty() ? 0.0 : 1e3 * r.writes.back());
+  std::printf(
+      "client writes (chunk handed to gRPC -> write done), %zu chunks after %.0f s: p50 "
+      "%.2f ms, p99 %.2f ms, max %.1f ms\n",
+      r.writes.size(), warmup_s, 1e3 * Percentile(r.writes, 50), 1e3 * Percentile(r.writes, 99),
+      r.writes.empty() ? 0.0 : 1e3 * r.writes.back());
   if (daemon_cpu_s >= 0) {
     const double stream_seconds = double(r.frames) / kFramesPerSecond;
     std::printf("server: %.2f CPU cores, %.3f ms of CPU per stream-second\n", daemon_cpu_s / wall,

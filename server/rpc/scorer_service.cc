@@ -2,7 +2,7 @@
 
 namespace gmmscore::server {
 
-grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>* ScorerService::Score(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ScorerService::Score(
     grpc::CallbackServerContext* context) {
   return StreamSession::Start(context, services_);
 }

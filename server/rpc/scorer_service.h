@@ -8,12 +8,14 @@
 
 namespace gmmscore::server {
 
-class ScorerService final : public v1::Scorer::CallbackService {
+// Score is registered raw (ByteBuffers: see StreamSession), Align as generated.
+class ScorerService final : public v1::Scorer::WithRawCallbackMethod_Score<
+                                v1::Scorer::WithCallbackMethod_Align<v1::Scorer::Service>> {
  public:
   ScorerService(const SessionServices& services, const AlignServices& align)
       : services_(services), align_(align) {}
 
-  grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>* Score(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Score(
       grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* Align(grpc::CallbackServerContext* context,
                                   const v1::AlignRequest* request,

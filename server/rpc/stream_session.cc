@@ -1,11 +1,14 @@
 #include "server/rpc/stream_session.h"
 
+#include <grpcpp/impl/codegen/proto_utils.h>
+
 #include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "feat/compute_features.h"
+#include "server/rpc/response_buffer.h"
 
 namespace gmmscore::server {
 namespace {
@@ -68,7 +71,7 @@ int32_t SessionTracker::size() {
   return int32_t(sessions_.size());
 }
 
-grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>* StreamSession::Start(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamSession::Start(
     grpc::CallbackServerContext* context, const SessionServices& services) {
   auto session = std::make_shared<StreamSession>(context, services, next_session_id++);
   session->self_ = session;
@@ -166,8 +169,8 @@ void StreamSession::Pump(std::unique_lock<std::mutex> lock) {
       });
     }
     if (a.cancel) context_->TryCancel();
-    if (a.read) StartRead(&request_);
-    if (a.write) StartWrite(&writing_.response);
+    if (a.read) StartRead(&read_buffer_);
+    if (a.write) StartWrite(&write_buffer_);
     if (a.finish) {
       Finish(*a.finish);
       return;
@@ -225,6 +228,7 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
     write_in_flight_ = true;
     a.write = true;
     writing_.handed = now;
+    write_buffer_ = SerializeResponse(&writing_.response);
     services_.metrics->before_write_seconds.Observe(
         std::chrono::duration<double>(now - writing_.ready).count());
   }
@@ -296,7 +300,16 @@ void StreamSession::OnReadDone(bool ok) {
       }
     } else if (!finish_called_ && error_.ok()) {
       last_activity_ = now;
-      HandleRequest(now);
+      ++messages_read_;
+      const grpc::Status parsed =
+          grpc::SerializationTraits<v1::ScoreRequest>::Deserialize(&read_buffer_, &request_);
+      if (parsed.ok()) {
+        HandleRequest(now);
+      } else {
+        Fail(absl::StatusCode::kInvalidArgument, FailureReason::kInvalidArgument,
+             absl::StrCat("message ", messages_read_, " of the stream is not a ScoreRequest (",
+                          parsed.error_message(), ")"));
+      }
     }
     Pump(std::move(lock));
   });
@@ -576,6 +589,7 @@ void StreamSession::OnWriteDone(bool ok) {
       Fail(absl::StatusCode::kCancelled, FailureReason::kCancelled, "the client went away");
     }
     writing_ = Outgoing();
+    write_buffer_.Clear();
     Pump(std::move(lock));
   });
 }

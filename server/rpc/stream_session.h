@@ -2,7 +2,9 @@
 // into windows (W frames, or fewer once the oldest buffered frame has waited max_latency, or at
 // End), hands windows to the Batcher and writes the scored windows back, one write in flight.
 // Scored windows can come back out of order (batches in flight together, on several devices);
-// they are fused, encoded and written in the order they were cut.
+// they are fused, encoded and written in the order they were cut. The method is registered raw
+// (ByteBuffers): requests are parsed here, and responses are written without copying their scores
+// (response_buffer.h).
 //
 // Nothing here blocks: gRPC reactions, batcher deliveries and timers each lock the session, decide
 // what to start (a read, a write, windows, the final status), and start it after unlocking.
@@ -87,12 +89,12 @@ struct SessionServices {
   KeptFrames* kept_frames;
 };
 
-class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>,
+class StreamSession final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
                             public WindowSink,
                             public std::enable_shared_from_this<StreamSession> {
  public:
   // The reactor for a new Score call; it keeps itself alive until OnDone.
-  static grpc::ServerBidiReactor<v1::ScoreRequest, v1::ScoreResponse>* Start(
+  static grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Start(
       grpc::CallbackServerContext* context, const SessionServices& services);
 
   StreamSession(grpc::CallbackServerContext* context, const SessionServices& services, uint64_t id);
@@ -174,9 +176,12 @@ class StreamSession final : public grpc::ServerBidiReactor<v1::ScoreRequest, v1:
   bool half_closed_ = false;
   bool draining_ = false;
   bool finish_called_ = false;
-  absl::Status error_;        // the first error; the stream finishes with it
-  v1::ScoreRequest request_;  // the read in flight lands here
-  Outgoing writing_;          // the write in flight
+  absl::Status error_;             // the first error; the stream finishes with it
+  grpc::ByteBuffer read_buffer_;   // the read in flight lands here
+  v1::ScoreRequest request_;       // and is parsed into this
+  int64_t messages_read_ = 0;      // for errors: which message could not be parsed
+  Outgoing writing_;               // the write in flight
+  grpc::ByteBuffer write_buffer_;  // writing_.response as sent (its scores moved into it)
 
   std::optional<StreamSetup> setup_;
   std::optional<StreamFusion> fusion_;
