@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
@@ -19,10 +20,10 @@ uint32_t SwapBytes(uint32_t v) {
   return (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
 }
 
-// Appends 4-byte values; on a little-endian host this is one memcpy.
+// Appends 2- or 4-byte values little-endian; on a little-endian host this is one memcpy.
 template <typename T>
-void Append32(std::span<const T> values, std::string* out) {
-  static_assert(sizeof(T) == 4);
+void AppendLittleEndian(std::span<const T> values, std::string* out) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4);
   if (values.empty()) return;  // an empty span's data() may be null, which memcpy may not take
   const size_t at = out->size();
   out->resize(at + values.size_bytes());
@@ -30,9 +31,10 @@ void Append32(std::span<const T> values, std::string* out) {
   if constexpr (kLittleEndianHost) {
     std::memcpy(dst, values.data(), values.size_bytes());
   } else {
+    using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
     for (size_t i = 0; i < values.size(); ++i) {
-      const uint32_t v = SwapBytes(std::bit_cast<uint32_t>(values[i]));
-      std::memcpy(dst + 4 * i, &v, 4);
+      const Bits v = std::bit_cast<Bits>(values[i]);
+      for (size_t b = 0; b < sizeof(T); ++b) dst[sizeof(T) * i + b] = char((v >> (8 * b)) & 0xff);
     }
   }
 }
@@ -54,23 +56,15 @@ void Read32(std::string_view bytes, std::span<T> out) {
 
 }  // namespace
 
-void AppendFloat32(std::span<const float> values, std::string* out) { Append32(values, out); }
-
-void AppendUint16(std::span<const uint16_t> values, std::string* out) {
-  if (values.empty()) return;
-  const size_t at = out->size();
-  out->resize(at + values.size_bytes());
-  char* dst = out->data() + at;
-  if constexpr (kLittleEndianHost) {
-    std::memcpy(dst, values.data(), values.size_bytes());
-  } else {
-    for (size_t i = 0; i < values.size(); ++i) {
-      dst[2 * i] = char(values[i] & 0xff);
-      dst[2 * i + 1] = char(values[i] >> 8);
-    }
-  }
+void AppendFloat32(std::span<const float> values, std::string* out) {
+  AppendLittleEndian(values, out);
 }
-void AppendInt32(std::span<const int32_t> values, std::string* out) { Append32(values, out); }
+void AppendUint16(std::span<const uint16_t> values, std::string* out) {
+  AppendLittleEndian(values, out);
+}
+void AppendInt32(std::span<const int32_t> values, std::string* out) {
+  AppendLittleEndian(values, out);
+}
 void ReadFloat32(std::string_view bytes, std::span<float> out) { Read32(bytes, out); }
 void ReadInt32(std::string_view bytes, std::span<int32_t> out) { Read32(bytes, out); }
 
