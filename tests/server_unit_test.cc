@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <numeric>
 #include <random>
 #include <thread>
 
@@ -327,6 +328,90 @@ TEST(ResponseEncoderTest, SparseKeepsTiesInStateOrderAndBestFirst) {
   EXPECT_EQ(std::vector<float>(values, values + 3), (std::vector<float>{-1.0f, -1.0f, -2.0f}));
   EXPECT_EQ(r.best_state(0), 1);
   EXPECT_EQ(r.best_score(0), -1.0f);
+}
+
+// BEAM_SPARSE against the rule written plainly: every state within the beam of the frame's best,
+// sorted by score (ties in state order), the first max_states kept; on rows with many ties, -0 and
+// +0, infinities and NaNs, with and without a state subset and a cap.
+TEST(ResponseEncoderTest, SparseEqualsThePlainRuleOnHardRows) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int32_t> coarse(-40, 0);
+  std::uniform_real_distribution<float> fine(-30.0f, 0.0f);
+  std::uniform_int_distribution<int32_t> special(0, 40);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int32_t trial = 0; trial < 400; ++trial) {
+    const int32_t cols = 1 + trial % 97 * 13;
+    Matrix scores(3, cols);
+    for (float& x : scores.data) {
+      // Coarse values make many ties; a few rows get the values that break naive orders.
+      x = trial % 2 == 0 ? float(coarse(rng)) * 0.5f : fine(rng);
+      switch (special(rng)) {
+        case 0:
+          x = 0.0f;
+          break;
+        case 1:
+          x = -0.0f;
+          break;
+        case 2:
+          x = -inf;
+          break;
+        case 3:
+          x = trial % 5 == 0 ? inf : x;
+          break;
+        case 4:
+          x = trial % 7 == 0 ? std::numeric_limits<float>::quiet_NaN() : x;
+          break;
+        default:
+          break;
+      }
+    }
+    server::EncoderOptions o;
+    o.encoding = v1::StreamConfig::BEAM_SPARSE;
+    o.beam = trial % 3 == 0 ? 0.0f : float(1 + trial % 11);
+    o.max_states = trial % 4 == 0 ? 0 : 1 + trial % 50;
+    std::vector<int32_t> columns(static_cast<size_t>(cols));
+    std::iota(columns.begin(), columns.end(), 0);
+    if (trial % 6 == 5) {  // a subset: every other state, backwards
+      std::vector<int32_t> subset;
+      for (int32_t c = cols - 1; c >= 0; c -= 2) subset.push_back(c);
+      o.state_subset = subset;
+      columns = subset;
+    }
+    server::ResponseEncoder encoder(o);
+    v1::ScoreResponse got;
+    encoder.Encode(scores, &got);
+
+    std::vector<float> want_values;
+    std::vector<int32_t> want_ids;
+    for (int32_t t = 0; t < scores.rows; ++t) {
+      std::vector<float> row;
+      for (int32_t c : columns) row.push_back(scores.at(t, c));
+      const float best = *std::max_element(row.begin(), row.end());
+      std::vector<int32_t> in;
+      for (int32_t i = 0; i < int32_t(row.size()); ++i) {
+        if (row[size_t(i)] >= best - o.beam) in.push_back(i);
+      }
+      std::stable_sort(in.begin(), in.end(),
+                       [&](int32_t a, int32_t b) { return row[size_t(a)] > row[size_t(b)]; });
+      if (o.max_states > 0 && int32_t(in.size()) > o.max_states) in.resize(size_t(o.max_states));
+      ASSERT_EQ(got.sparse_counts(t), uint32_t(in.size())) << trial << " " << t;
+      for (int32_t i : in) {
+        want_values.push_back(row[size_t(i)]);
+        want_ids.push_back(columns[size_t(i)]);
+      }
+    }
+    std::vector<float> got_values(want_values.size());
+    std::vector<int32_t> got_ids(want_ids.size());
+    ASSERT_EQ(got.scores().size(), 4 * want_values.size()) << trial;
+    ASSERT_EQ(got.sparse_states().size(), 4 * want_ids.size()) << trial;
+    wire::ReadFloat32(got.scores(), got_values);
+    wire::ReadInt32(got.sparse_states(), got_ids);
+    EXPECT_EQ(got_ids, want_ids) << trial;
+    for (size_t i = 0; i < want_values.size(); ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(got_values[i]), std::bit_cast<uint32_t>(want_values[i]))
+          << trial << " " << i;
+    }
+  }
 }
 
 std::string PackedFrames(const std::vector<float>& values) {

@@ -1,6 +1,7 @@
 #include "server/rpc/response_encoder.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "proto/wire_codec.h"
 
@@ -24,6 +25,15 @@ int32_t BestIndex(const float* row, int32_t n) {
   const float* at = std::find(row, row + n, best);
   // A NaN the lanes kept equals nothing: then as std::max_element decides.
   return int32_t((at == row + n ? std::max_element(row, row + n) : at) - row);
+}
+
+// A sort key for one beam entry: ascending keys put higher scores first and equal scores in
+// state order. The score's bits are made to order as unsigned integers (negative values
+// reversed); adding +0 first makes -0 and +0 one key, since they compare equal as floats.
+uint64_t BeamKey(float score, int32_t column) {
+  uint32_t bits = std::bit_cast<uint32_t>(score + 0.0f);
+  bits = (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+  return uint64_t(~bits) << 32 | uint32_t(column);
 }
 
 }  // namespace
@@ -96,38 +106,46 @@ void ResponseEncoder::Encode(MatrixView scores, v1::ScoreResponse* out) {
       case v1::StreamConfig::RELATIVE16:
         wire::AppendRelative16({row, size_t(columns)}, row[best], bytes);
         break;
-      case v1::StreamConfig::BEAM_SPARSE: {
-        const float threshold = row[best] - options_.beam;
-        order_.clear();
-        for (int32_t i = 0; i < columns; ++i) {
-          if (row[i] >= threshold) order_.push_back(i);
-        }
-        // Best first; equal scores by state order, so the output is deterministic.
-        const auto better = [row](int32_t a, int32_t b) {
-          return row[a] != row[b] ? row[a] > row[b] : a < b;
-        };
-        size_t keep = order_.size();
-        if (options_.max_states > 0 && keep > size_t(options_.max_states)) {
-          keep = size_t(options_.max_states);
-          std::partial_sort(order_.begin(), order_.begin() + ptrdiff_t(keep), order_.end(), better);
-          order_.resize(keep);
-        } else {
-          std::sort(order_.begin(), order_.end(), better);
-        }
-        for (int32_t i : order_) {
-          const float value = row[i];
-          const int32_t id = state_id(i);
-          wire::AppendFloat32({&value, 1}, bytes);
-          wire::AppendInt32({&id, 1}, out->mutable_sparse_states());
-        }
-        out->add_sparse_counts(uint32_t(keep));
+      case v1::StreamConfig::BEAM_SPARSE:
+        AppendBeam(row, columns, best, out);
         break;
-      }
       default:
         wire::AppendFloat32({row, size_t(columns)}, bytes);
         break;
     }
   }
+}
+
+void ResponseEncoder::AppendBeam(const float* row, int32_t columns, int32_t best,
+                                 v1::ScoreResponse* out) {
+  // The states within the beam (a NaN is never within), as sort keys. A branch per state is
+  // cheaper here than a branch-free or bit-mask loop: most states are outside the beam.
+  const float threshold = row[best] - options_.beam;
+  // keys_ only grows: resizing it down and up each frame would zero it each frame.
+  if (keys_.size() < size_t(columns)) keys_.resize(size_t(columns));
+  size_t n = 0;
+  for (int32_t c = 0; c < columns; ++c) {
+    if (__builtin_expect(row[c] >= threshold, 0)) keys_[n++] = BeamKey(row[c], c);
+  }
+  const auto first = keys_.begin(), last = keys_.begin() + ptrdiff_t(n);
+  // Best first, equal scores by state order; past max_states only the first max_states.
+  size_t keep = n;
+  if (options_.max_states > 0 && keep > size_t(options_.max_states)) {
+    keep = size_t(options_.max_states);
+    std::nth_element(first, first + ptrdiff_t(keep), last);
+  }
+  std::sort(first, first + ptrdiff_t(keep));
+  values_.resize(keep);
+  ids_.resize(keep);
+  const std::vector<int32_t>& subset = options_.state_subset;
+  for (size_t k = 0; k < keep; ++k) {
+    const auto column = int32_t(keys_[k] & 0xffffffffu);
+    values_[k] = row[column];
+    ids_[k] = subset.empty() ? column : subset[size_t(column)];
+  }
+  wire::AppendFloat32(values_, out->mutable_scores());
+  wire::AppendInt32(ids_, out->mutable_sparse_states());
+  out->add_sparse_counts(uint32_t(keep));
 }
 
 }  // namespace gmmscore::server

@@ -39,9 +39,16 @@ class ResponseEncoder {
   int64_t MaxBytes(int32_t frames, int32_t num_states) const;
 
  private:
+  // BEAM_SPARSE: one frame's states within the beam of its best (column `best` of row), best
+  // first, at most max_states, appended to out's scores and sparse_states.
+  void AppendBeam(const float* row, int32_t columns, int32_t best, v1::ScoreResponse* out);
+
   const EncoderOptions options_;
   std::vector<float> row_;  // one frame's chosen scores
-  std::vector<int32_t> order_;
+  // BEAM_SPARSE scratch: the sort keys of the states within the beam, the kept entries.
+  std::vector<uint64_t> keys_;
+  std::vector<float> values_;
+  std::vector<int32_t> ids_;
 };
 
 }  // namespace gmmscore::server
