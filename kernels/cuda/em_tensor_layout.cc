@@ -8,14 +8,10 @@
 #include <numeric>
 
 #include "kernels/cuda/em_tensor_kernel.h"
+#include "kernels/cuda/tf32_split.h"
 
 namespace gmmscore {
 namespace {
-
-// p rounded to TF32 as SplitTf32 (mma_tf32.cuh) rounds it; p minus it is the low part.
-float HighPart(float p) {
-  return std::bit_cast<float>((std::bit_cast<uint32_t>(p) + 0x1000u) & 0xffffe000u);
-}
 
 // The dimension along which the Gaussians' means spread most.
 int32_t WidestDimension(const GmmModel& model, uint32_t begin, const std::vector<int32_t>& gauss) {
@@ -152,7 +148,7 @@ EmTensorLayout BuildEmTensorLayout(const GmmModel& model, int32_t pdf, bool tens
         const float a[4] = {u[g0 * dim_pad + d], u[g1 * dim_pad + d], v[g0 * dim_pad + d],
                             v[g1 * dim_pad + d]};
         for (size_t i = 0; i < 4; ++i) {
-          const float hi = HighPart(a[i]);
+          const float hi = Tf32HighPart(a[i]);
           layout.params[(((wt * chunks + c) * 2 + 0) * 32 + lane) * 4 + i] =
               std::bit_cast<uint32_t>(hi);
           layout.params[(((wt * chunks + c) * 2 + 1) * 32 + lane) * 4 + i] =
@@ -172,7 +168,7 @@ EmTensorLayout BuildEmTensorLayout(const GmmModel& model, int32_t pdf, bool tens
       for (size_t c = 0; c < size_t(chunks); ++c) {
         for (size_t lane = 0; lane < 32; ++lane) {
           const size_t g = r * kEmTensorRecordGauss + 8 * n + lane / 4, d = 4 * c + lane % 4;
-          const float uh = HighPart(u[g * dim_pad + d]), vh = HighPart(v[g * dim_pad + d]);
+          const float uh = Tf32HighPart(u[g * dim_pad + d]), vh = Tf32HighPart(v[g * dim_pad + d]);
           uint32_t* word = out + ((n * chunks + c) * 32 + lane) * 4;
           word[0] = std::bit_cast<uint32_t>(uh);
           word[1] = std::bit_cast<uint32_t>(vh);

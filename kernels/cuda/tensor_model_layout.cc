@@ -9,17 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_packed_model.h"  // ExpandGaussian
+#include "kernels/cuda/tf32_split.h"
 
 namespace gmmscore {
 namespace {
 
 constexpr int64_t kMaxGridY = 65535;  // groups are the grid's y dimension
-
-// p rounded to TF32 (nearest, ties away, as cvt.rna.tf32.f32): the high part the layout stores;
-// p minus it, exact in float32, is the low part.
-float HighPart(float p) {
-  return std::bit_cast<float>((std::bit_cast<uint32_t>(p) + 0x1000u) & 0xffffe000u);
-}
 
 // The power of two 2^s that brings a column's largest magnitude to [2^13, 2^14) (1 for a column
 // of zeros), within float32's normal range.
@@ -132,8 +127,8 @@ absl::StatusOr<TensorModelLayout> BuildTensorModelLayout(const GmmModel& model,
       for (int32_t d = 0; d < dim; ++d) {
         // The pair of the lane's word in its tile's half of the chunk.
         const size_t pair = lane_word(slot, d) + size_t(d / 4 + slot / 8) * kTensorLanes;
-        const float hi_u = HighPart(u[d]);
-        const float hi_v = HighPart(v[d]);
+        const float hi_u = Tf32HighPart(u[d]);
+        const float hi_v = Tf32HighPart(v[d]);
         row[2 * pair] = hi_u;
         row[2 * pair + 1] = hi_v;
         row[lo_at + 2 * pair] = u[d] - hi_u;
