@@ -23,8 +23,8 @@ absl::Status FrameOptions::Validate() const {
   }
   // The ranges first: WindowShift() and WindowSize() convert to int32.
   if (!(frame_shift_ms > 0) || frame_shift_ms > 10000 || WindowShift() < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--frame-shift ", frame_shift_ms, " ms: a shift needs 1 sample to 10 seconds"));
+    return absl::InvalidArgumentError(absl::StrCat("--frame-shift ", frame_shift_ms,
+                                                   " ms: a shift needs 1 sample to 10 seconds"));
   }
   if (!(frame_length_ms > 0) || frame_length_ms > 10000 || WindowSize() < 2) {
     return absl::InvalidArgumentError(absl::StrCat("--frame-length ", frame_length_ms,
@@ -67,19 +67,73 @@ uint64_t GaussianNoise::Next() {  // xoshiro256**
   return result;
 }
 
-void GaussianNoise::Add(double sigma, double* values, int32_t n) {
-  // Marsaglia's polar form of Box-Muller: no sine or cosine, a log and a square root a pair.
-  for (int32_t i = 0; i < n; i += 2) {
-    double u, v, s;
-    do {
-      u = 2 * Uniform() - 1;
-      v = 2 * Uniform() - 1;
-      s = u * u + v * v;
-    } while (s >= 1 || s == 0);
-    const double f = sigma * std::sqrt(-2.0 * std::log(s) / s);
-    values[i] += u * f;
-    if (i + 1 < n) values[i + 1] += v * f;
+namespace {
+
+// The ziggurat of the standard normal density f(x) = exp(-x^2 / 2), unnormalized: kLayers layers of
+// equal area kArea, layer 0 being the rectangle under f up to kTail plus the tail past it. edge[i]
+// is the right edge of layer i (edge[0] the width a rectangle of layer 0's area would have,
+// edge[kLayers] = 0); inner[i] = edge[i + 1] / edge[i], the share of layer i that lies wholly under
+// f. The constants are Doornik's for 128 layers.
+constexpr int kLayers = 128;
+constexpr double kTail = 3.442619855899;
+constexpr double kArea = 9.91256303526217e-3;
+
+struct Ziggurat {
+  double edge[kLayers + 1];
+  double inner[kLayers];
+  Ziggurat() {
+    double f = std::exp(-0.5 * kTail * kTail);
+    edge[0] = kArea / f;
+    edge[1] = kTail;
+    for (int i = 2; i < kLayers; ++i) {
+      // Layer i - 1 spans [0, edge[i - 1]] between heights f(edge[i - 1]) and f(edge[i]).
+      edge[i] = std::sqrt(-2.0 * std::log(kArea / edge[i - 1] + f));
+      f = std::exp(-0.5 * edge[i] * edge[i]);
+    }
+    edge[kLayers] = 0.0;
+    for (int i = 0; i < kLayers; ++i) inner[i] = edge[i + 1] / edge[i];
   }
+};
+
+const Ziggurat& TheZiggurat() {
+  static const Ziggurat z;
+  return z;
+}
+
+}  // namespace
+
+template <typename Table>
+double GaussianNoise::Draw(const Table& z) {
+  while (true) {
+    const uint64_t bits = Next();
+    const int layer = static_cast<int>(bits & (kLayers - 1));
+    // A uniform value in (-1, 1) from the top 53 bits (the layer's bits are not among them).
+    const double u = 2.0 * ((static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53) - 1.0;
+    const double x = u * z.edge[layer];
+    if (std::abs(u) < z.inner[layer]) return x;  // wholly under the density
+    if (layer == 0) {
+      // Past kTail: Marsaglia's tail method, x = kTail + a with a exponential, accepted by
+      // exp(-a^2 / 2).
+      double a, b;
+      do {
+        a = -std::log(Uniform()) / kTail;
+        b = -std::log(Uniform());
+      } while (2.0 * b < a * a);
+      return u < 0 ? -(kTail + a) : kTail + a;
+    }
+    // In the wedge past the layer's inner part: a uniform height within the layer, accepted
+    // below f(x). The layer's bottom f(edge[layer]) and top f(edge[layer + 1]), over f(x):
+    const double bottom = std::exp(-0.5 * (z.edge[layer] * z.edge[layer] - x * x));
+    const double top = std::exp(-0.5 * (z.edge[layer + 1] * z.edge[layer + 1] - x * x));
+    if (top + Uniform() * (bottom - top) < 1.0) return x;
+  }
+}
+
+double GaussianNoise::Normal() { return Draw(TheZiggurat()); }
+
+void GaussianNoise::Add(double sigma, double* values, int32_t n) {
+  const Ziggurat& z = TheZiggurat();
+  for (int32_t i = 0; i < n; ++i) values[i] += sigma * Draw(z);
 }
 
 int64_t NumFrames(int64_t num_samples, const FrameOptions& opts) {

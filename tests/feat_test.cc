@@ -11,6 +11,7 @@
 
 #include "feat/compute_features.h"
 #include "feat/deltas.h"
+#include "feat/feature_window.h"
 #include "feat/mfcc.h"
 #include "feat/online_front_end.h"
 #include "feat/wave_reader.h"
@@ -135,6 +136,53 @@ std::vector<Case> Cases() {
   narrow.mel.num_bins = 15;
   cases.push_back({"narrowband", narrow});
   return cases;
+}
+
+// The dither's generator against the standard normal: moments, the share past 1, 2, the ziggurat's
+// tail start and 4, and a chi-square over 80 bins of [-4, 4] (80 cells: mean 79, sd 12.6;
+// 79 + 6 sd is the bound, and the seed is fixed, so a pass is a pass for good). A wrong layer
+// table, tail or wedge shows in the bins.
+TEST(GaussianNoiseTest, IsAStandardNormalAndRepeatable) {
+  constexpr int64_t kDraws = 4'000'000;
+  constexpr int kBins = 80;
+  GaussianNoise noise(2024);
+  double sum = 0, sum2 = 0, sum3 = 0, sum4 = 0;
+  const double thresholds[] = {1.0, 2.0, 3.442619855899, 4.0};
+  int64_t beyond[4] = {0, 0, 0, 0};
+  std::vector<int64_t> bins(kBins, 0);
+  for (int64_t i = 0; i < kDraws; ++i) {
+    const double x = noise.Normal();
+    sum += x;
+    sum2 += x * x;
+    sum3 += x * x * x;
+    sum4 += x * x * x * x;
+    for (int k = 0; k < 4; ++k) beyond[k] += std::abs(x) > thresholds[k] ? 1 : 0;
+    if (x >= -4.0 && x < 4.0) ++bins[size_t((x + 4.0) / 8.0 * kBins)];
+  }
+  const double n = double(kDraws);
+  const double mean = sum / n, var = sum2 / n - mean * mean;
+  EXPECT_NEAR(mean, 0.0, 5.0 / std::sqrt(n));
+  EXPECT_NEAR(var, 1.0, 5.0 * std::sqrt(2.0 / n));
+  EXPECT_NEAR(sum3 / n, 0.0, 5.0 * std::sqrt(15.0 / n));  // skewness (var 15 / n)
+  EXPECT_NEAR(sum4 / n, 3.0, 5.0 * std::sqrt(96.0 / n));  // kurtosis (var 96 / n)
+  for (int k = 0; k < 4; ++k) {
+    const double p = std::erfc(thresholds[k] / std::sqrt(2.0));
+    EXPECT_NEAR(double(beyond[k]) / n, p, 5.0 * std::sqrt(p * (1 - p) / n)) << thresholds[k];
+  }
+  double chi2 = 0;
+  for (int b = 0; b < kBins; ++b) {
+    const double lo = -4.0 + 8.0 * b / kBins, hi = lo + 8.0 / kBins;
+    const double expected =
+        n * 0.5 * (std::erfc(lo / std::sqrt(2.0)) - std::erfc(hi / std::sqrt(2.0)));
+    chi2 += (double(bins[size_t(b)]) - expected) * (double(bins[size_t(b)]) - expected) / expected;
+  }
+  EXPECT_LT(chi2, 79.0 + 6.0 * std::sqrt(2.0 * 79.0));
+
+  // The same seed gives the same noise; Add adds sigma times the same values.
+  GaussianNoise a(77), b(77);
+  std::vector<double> values(401, 1.0);
+  a.Add(0.5, values.data(), int32_t(values.size()));
+  for (double v : values) ASSERT_EQ(v, 1.0 + 0.5 * b.Normal());
 }
 
 TEST(MfccTest, MatchesTheDefinitionsInDouble) {
