@@ -54,6 +54,7 @@ absl::Status ValidateConfig(const ServerConfig& c) {
            range("max-streams", c.max_streams, 1, 1 << 20),
            range("max-message-bytes", c.max_message_bytes, 1024, 1 << 30),
            range("stream-window-bytes", c.stream_window_bytes, 1024, 1 << 30),
+           range("stream-threads", c.stream_threads, 0, 1024),
            range("scorer-threads", c.scorer_threads, 0, 4096),
            range("max-window-frames", s.max_window_frames, 1, 1 << 20),
            range("window-frames", s.default_window_frames, 1, s.max_window_frames),

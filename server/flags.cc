@@ -95,6 +95,9 @@ ABSL_FLAG(int32_t, max_message_bytes, Defaults().max_message_bytes,
 ABSL_FLAG(int32_t, stream_window_bytes, Defaults().stream_window_bytes,
           "HTTP/2 receive window per stream: what gRPC buffers of a stream the server is not "
           "reading");
+ABSL_FLAG(int32_t, stream_threads, Defaults().stream_threads,
+          "threads (each with a gRPC completion queue of its own) that run the Score streams' "
+          "reads, writes and reactions; 0: one per hardware thread");
 ABSL_FLAG(absl::Duration, idle_timeout, Defaults().stream.idle_timeout,
           "a stream with nothing read or written this long ends with DEADLINE_EXCEEDED; 0: none");
 ABSL_FLAG(absl::Duration, max_stream_duration, Defaults().stream.max_stream_duration,
@@ -224,6 +227,7 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   c.max_streams = absl::GetFlag(FLAGS_max_streams);
   c.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   c.stream_window_bytes = absl::GetFlag(FLAGS_stream_window_bytes);
+  c.stream_threads = absl::GetFlag(FLAGS_stream_threads);
   c.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   c.plaintext = absl::GetFlag(FLAGS_plaintext);
   c.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);

@@ -3,8 +3,10 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -103,10 +105,15 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, c.stream_window_bytes);
   builder.RegisterService(s->scorer_service_.get());
   builder.RegisterService(s->admin_service_.get());
+  const int32_t stream_threads = c.stream_threads > 0
+                                     ? c.stream_threads
+                                     : std::max(2, int32_t(std::thread::hardware_concurrency()));
+  s->score_queues_ = std::make_unique<CallQueues>(&builder, stream_threads);
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("--listen ", c.listen, ": cannot listen there"));
   }
+  s->scorer_service_->ServeScoreOn(s->score_queues_.get());
   s->health_.SetServerReady(false);
   s->health_.Attach(s->server_->GetHealthCheckService());
   return s;
@@ -134,6 +141,7 @@ bool GmmscoreServer::Drain(absl::Duration timeout) {
   // client connections to go away.
   server_->Shutdown(std::chrono::system_clock::now());
   server_->Wait();
+  score_queues_->Shutdown();
   return clean;
 }
 

@@ -13,6 +13,7 @@
 #include "server/front_end_registry.h"
 #include "server/metrics.h"
 #include "server/model_registry.h"
+#include "server/rpc/call_queues.h"
 #include "server/rpc/health.h"
 #include "server/rpc/model_admin_service.h"
 #include "server/rpc/scorer_service.h"
@@ -72,6 +73,8 @@ class GmmscoreServer {
   std::unique_ptr<KeptFrames> kept_frames_;   // before the services that use it
   std::unique_ptr<ScorerService> scorer_service_;
   std::unique_ptr<ModelAdminService> admin_service_;
+  // The Score calls' queues: shut down after the server, destroyed after it.
+  std::unique_ptr<CallQueues> score_queues_;
   std::unique_ptr<grpc::Server> server_;  // last: shut down and destroyed first
   int port_ = 0;
   bool drained_ = false;

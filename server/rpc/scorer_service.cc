@@ -2,9 +2,13 @@
 
 namespace gmmscore::server {
 
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ScorerService::Score(
-    grpc::CallbackServerContext* context) {
-  return StreamSession::Start(context, services_);
+void ScorerService::ServeScoreOn(CallQueues* queues) {
+  queues->Run([this](grpc::ServerContext* context, AsyncBidiCall::Stream* stream,
+                     grpc::ServerCompletionQueue* cq,
+                     void* tag) { RequestScore(context, stream, cq, cq, tag); },
+              [this](std::unique_ptr<AsyncBidiCall> call, std::function<void()> on_done) {
+                StreamSession::Start(std::move(call), std::move(on_done), services_);
+              });
 }
 
 grpc::ServerUnaryReactor* ScorerService::Align(grpc::CallbackServerContext* context,

@@ -71,10 +71,12 @@ int32_t SessionTracker::size() {
   return int32_t(sessions_.size());
 }
 
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamSession::Start(
-    grpc::CallbackServerContext* context, const SessionServices& services) {
-  auto session = std::make_shared<StreamSession>(context, services, next_session_id++);
+void StreamSession::Start(std::unique_ptr<AsyncBidiCall> call, std::function<void()> on_done,
+                          const SessionServices& services) {
+  AsyncBidiCall* c = call.get();
+  auto session = std::make_shared<StreamSession>(std::move(call), services, next_session_id++);
   session->self_ = session;
+  c->Bind(session.get(), std::move(on_done));
   std::unique_lock lock(session->mu_);
   switch (services.tracker->TryAdd(session->id_, session)) {
     case SessionTracker::AddResult::kAdded:
@@ -92,12 +94,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamSession::Star
   }
   StreamSession* reactor = session.get();
   reactor->Pump(std::move(lock));
-  return reactor;
 }
 
-StreamSession::StreamSession(grpc::CallbackServerContext* context, const SessionServices& services,
+StreamSession::StreamSession(std::unique_ptr<AsyncBidiCall> call, const SessionServices& services,
                              uint64_t id)
-    : services_(services), limits_(*services.limits), context_(context), id_(id) {}
+    : services_(services), limits_(*services.limits), call_(std::move(call)), id_(id) {}
 
 StreamSession::~StreamSession() {
   // Frames and windows still counted (a stream that failed with windows in the batcher).
@@ -138,7 +139,7 @@ void StreamSession::Guarded(Reaction&& reaction) noexcept {
     Fail(code, FailureReason::kInternal, absl::StrCat("the server failed: ", what));
     Pump(std::move(lock));
   } catch (...) {
-    context_->TryCancel();
+    call_->TryCancel();
   }
 }
 
@@ -168,11 +169,11 @@ void StreamSession::Pump(std::unique_lock<std::mutex> lock) {
         if (auto session = weak.lock()) session->OnTimer();
       });
     }
-    if (a.cancel) context_->TryCancel();
-    if (a.read) StartRead(&read_buffer_);
-    if (a.write) StartWrite(&write_buffer_);
+    if (a.cancel) call_->TryCancel();
+    if (a.read) call_->StartRead(&read_buffer_);
+    if (a.write) call_->StartWrite(&write_buffer_);
     if (a.finish) {
-      Finish(*a.finish);
+      call_->Finish(*a.finish);
       return;
     }
     lock.lock();
@@ -621,7 +622,7 @@ void StreamSession::OnDone() {
     services_.metrics->active_streams.Decrement();
     services_.tracker->Remove(id_);
   }
-  // gRPC is done with the reactor; windows still in the batcher keep it alive until they return.
+  // The call is over; windows still in the batcher keep the session alive until they return.
   std::shared_ptr<StreamSession> self = std::move(self_);
 }
 

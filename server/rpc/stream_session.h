@@ -1,10 +1,10 @@
-// One Score stream: a gRPC callback reactor that validates the client's messages, buffers frames
-// into windows (W frames, or fewer once the oldest buffered frame has waited max_latency, or at
-// End), hands windows to the Batcher and writes the scored windows back, one write in flight.
-// Scored windows can come back out of order (batches in flight together, on several devices);
-// they are fused, encoded and written in the order they were cut. The method is registered raw
-// (ByteBuffers): requests are parsed here, and responses are written without copying their scores
-// (response_buffer.h).
+// One Score stream: the reactor of an asynchronous gRPC call (async_bidi_call.h) that validates the
+// client's messages, buffers frames into windows (W frames, or fewer once the oldest buffered frame
+// has waited max_latency, or at End), hands windows to the Batcher and writes the scored windows
+// back, one write in flight. Scored windows can come back out of order (batches in flight together,
+// on several devices); they are fused, encoded and written in the order they were cut. The method
+// is registered raw (ByteBuffers): requests are parsed here, and responses are written without
+// copying their scores (response_buffer.h).
 //
 // Nothing here blocks: gRPC reactions, batcher deliveries and timers each lock the session, decide
 // what to start (a read, a write, windows, the final status), and start it after unlocking.
@@ -41,6 +41,7 @@
 #include "server/kept_frames.h"
 #include "server/metrics.h"
 #include "server/model_registry.h"
+#include "server/rpc/async_bidi_call.h"
 #include "server/rpc/in_order.h"
 #include "server/rpc/response_encoder.h"
 #include "server/rpc/stream_config.h"
@@ -89,15 +90,16 @@ struct SessionServices {
   KeptFrames* kept_frames;
 };
 
-class StreamSession final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
+class StreamSession final : public AsyncBidiReactor,
                             public WindowSink,
                             public std::enable_shared_from_this<StreamSession> {
  public:
-  // The reactor for a new Score call; it keeps itself alive until OnDone.
-  static grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Start(
-      grpc::CallbackServerContext* context, const SessionServices& services);
+  // Binds a session to a Score call that arrived (on_done: for Bind); the session keeps itself
+  // alive until OnDone, and the call until the session is gone.
+  static void Start(std::unique_ptr<AsyncBidiCall> call, std::function<void()> on_done,
+                    const SessionServices& services);
 
-  StreamSession(grpc::CallbackServerContext* context, const SessionServices& services, uint64_t id);
+  StreamSession(std::unique_ptr<AsyncBidiCall> call, const SessionServices& services, uint64_t id);
   ~StreamSession() override;
 
   void OnReadDone(bool ok) override;
@@ -160,7 +162,8 @@ class StreamSession final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
 
   const SessionServices services_;
   const StreamLimits& limits_;
-  grpc::CallbackServerContext* const context_;
+  // Outlives OnDone: a thread that decided to cancel under the lock may call TryCancel after.
+  const std::unique_ptr<AsyncBidiCall> call_;
   const uint64_t id_;
   std::shared_ptr<StreamSession> self_;  // set by Start, dropped in OnDone
 
