@@ -4,9 +4,10 @@
 // holding a window's last frame was handed to gRPC to the moment its scores arrived (and were
 // decoded, as a decoder would).
 //
-// Thousands of streams: each is a gRPC callback reactor (no thread of its own); a few pacer
-// threads hand every stream its chunks on schedule, and the streams are spread over several
-// channels, each its own TCP connection.
+// Thousands of streams: each an asynchronous gRPC call (async_score_call.h: no thread of its own,
+// its reactions on a few completion-queue threads); a few pacer threads hand every stream its
+// chunks on schedule, and the streams are spread over several channels, each its own TCP
+// connection.
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -32,6 +33,7 @@
 #include "client/scorer_client.h"
 #include "model/random_model.h"
 #include "proto/wire_codec.h"
+#include "tools/async_score_call.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/stream_options.h"
@@ -59,16 +61,15 @@ struct BenchOptions {
 // One stream: writes its config, then each chunk when the pacer says it is due (behind a write
 // still in flight, if any: then it is late), then End; reads and decodes every window. gRPC may
 // run a reaction on the thread that starts an operation, so operations start after mu_ is let go.
-class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::ScoreResponse> {
+class BenchStream final : public ScoreCallReactor {
  public:
-  BenchStream(v1::Scorer::Stub* stub, const BenchOptions& o)
+  BenchStream(v1::Scorer::Stub* stub, grpc::CompletionQueue* cq, const BenchOptions& o)
       : o_(o),
         chunks_((o.frames_per_stream + o.chunk_frames - 1) / o.chunk_frames),
         period_(std::chrono::duration_cast<Clock::duration>(
             std::chrono::duration<double>(o.chunk_frames / kFramesPerSecond))),
-        sent_ns_(size_t(chunks_)) {
-    stub->async()->Score(&context_, this);
-  }
+        call_(stub, &context_, cq, this),
+        sent_ns_(size_t(chunks_)) {}
 
   // Starts the call with the stream's config.
   void Open() {
@@ -79,9 +80,9 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
       std::lock_guard lock(mu_);
       write = Queue(std::move(config));
     }
-    StartRead(&response_);
-    if (write != nullptr) StartWrite(write);
-    StartCall();
+    call_.StartCall();
+    call_.StartRead(&response_);
+    if (write != nullptr) call_.StartWrite(write);
   }
 
   // Until the config is written (or the stream ended): real time starts once every stream is
@@ -133,7 +134,7 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
         if (const v1::ScoreRequest* w = Queue(std::move(end)); w != nullptr) write = w;
       }
     }
-    if (write != nullptr) StartWrite(write);
+    if (write != nullptr) call_.StartWrite(write);
   }
 
   void OnWriteDone(bool ok) override {
@@ -162,8 +163,8 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
         write = NextWrite();
       }
     }
-    if (writes_done) StartWritesDone();
-    if (write != nullptr) StartWrite(write);
+    if (writes_done) call_.StartWritesDone();
+    if (write != nullptr) call_.StartWrite(write);
   }
 
   void OnReadDone(bool ok) override {
@@ -196,11 +197,9 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
                 : decoded;
       }
     }
-    if (keep_reading) {
-      StartRead(&response_);
-    } else {
-      context_.TryCancel();
-    }
+    // After a bad window the call is cancelled; the read then fails and the call ends.
+    if (!keep_reading) context_.TryCancel();
+    call_.StartRead(&response_);
   }
 
   void OnDone(const grpc::Status& status) override {
@@ -256,6 +255,7 @@ class BenchStream final : public grpc::ClientBidiReactor<v1::ScoreRequest, v1::S
   const Clock::duration period_;
   Clock::time_point first_due_;
   grpc::ClientContext context_;
+  AsyncScoreCall call_;
 
   std::mutex mu_;
   std::condition_variable changed_;
@@ -484,6 +484,10 @@ int RunBenchStream(int argc, char** argv) {
       .Add(
           {"connections", "N", "TCP connections the streams are spread over (0: one per 100)", "0"})
       .Add({"pacer-threads", "N", "threads that send the streams' chunks on schedule", "4"})
+      .Add({"cq-threads", "N",
+            "threads per process, each with a gRPC completion queue, that read the streams' "
+            "scores (0: the hardware threads shared out over the processes)",
+            "0"})
       .Add({"processes", "P",
             "processes the streams are split over, each with its own gRPC threads, connections "
             "and pacers (so the load generator is not the limit); the report adds them up",
@@ -493,7 +497,8 @@ int RunBenchStream(int argc, char** argv) {
     return Fail("bench-stream", absl::InvalidArgumentError("--model is required"));
   auto streams = args.GetInt("streams"), chunk = args.GetInt("chunk-frames"),
        window = args.GetInt("window"), connections = args.GetInt("connections"),
-       pacers = args.GetInt("pacer-threads"), processes = args.GetInt("processes");
+       pacers = args.GetInt("pacer-threads"), processes = args.GetInt("processes"),
+       cq_threads = args.GetInt("cq-threads");
   auto seconds = args.GetDouble("seconds"), warmup = args.GetDouble("warmup-seconds"),
        max_lag_ms = args.GetDouble("max-lag-ms"), beam = args.GetDouble("beam");
   auto max_states = args.GetInt("max-states");
@@ -501,15 +506,15 @@ int RunBenchStream(int argc, char** argv) {
   for (const absl::Status& s :
        {streams.status(), chunk.status(), window.status(), connections.status(), pacers.status(),
         seconds.status(), warmup.status(), max_lag_ms.status(), encoding.status(), beam.status(),
-        max_states.status(), processes.status()}) {
+        max_states.status(), processes.status(), cq_threads.status()}) {
     if (!s.ok()) return Fail("bench-stream", s);
   }
   if (*streams < 1 || *chunk < 1 || *window < 1 || *seconds <= 0 || *connections < 0 ||
-      *pacers < 1 || *processes < 1 || *processes > *streams) {
+      *pacers < 1 || *processes < 1 || *processes > *streams || *cq_threads < 0) {
     return Fail("bench-stream", absl::InvalidArgumentError(
                                     "--streams, --chunk-frames, --window, --seconds, "
                                     "--pacer-threads and --processes must be > 0 (at most one "
-                                    "process a stream), --connections >= 0"));
+                                    "process a stream), --connections and --cq-threads >= 0"));
   }
   const std::string daemon_pid = args.Get("daemon-pid");
   const double daemon_cpu0 = daemon_pid.empty() ? -1 : ProcessCpuSeconds(daemon_pid);
@@ -622,11 +627,15 @@ int RunBenchStream(int argc, char** argv) {
     if (*processes > 1)
       std::fprintf(stderr, "  (in %d processes of about %d streams)\n", *processes, my_streams);
   }
+  ClientQueues queues(*cq_threads > 0
+                          ? *cq_threads
+                          : std::max(1, int32_t(std::thread::hardware_concurrency()) / *processes));
   std::vector<std::unique_ptr<BenchStream>> bench(static_cast<size_t>(my_streams));
   std::vector<std::vector<BenchStream*>> paced(static_cast<size_t>(*pacers));
   for (int i = 0; i < my_streams; ++i) {
     o.config.set_stream_id(absl::StrCat("bench-", first_stream + i));
-    bench[size_t(i)] = std::make_unique<BenchStream>(stubs[size_t(i % num_connections)].get(), o);
+    bench[size_t(i)] = std::make_unique<BenchStream>(stubs[size_t(i % num_connections)].get(),
+                                                     queues.queue(size_t(i)), o);
     bench[size_t(i)]->Open();
     paced[size_t(i % *pacers)].push_back(bench[size_t(i)].get());
   }

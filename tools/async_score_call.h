@@ -1,0 +1,88 @@
+// One Score call of the load generator on gRPC's asynchronous client API, shown to the stream as
+// a reactor (as grpc::ClientBidiReactor would) but driven by completion queues and threads of our
+// own (ClientQueues). gRPC 1.51's callback API runs all of a process's callbacks from one queue
+// on cores/2 threads; at thousands of streams that queue, not the CPU, was what limited a process
+// (docs/PERFORMANCE.md, "Score on our own completion queues").
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "gmmscore/v1/scorer.grpc.pb.h"
+
+namespace gmmscore {
+
+// Completion queues, one thread each, that run the calls' reactions. Destroyed after every call
+// on them is done.
+class ClientQueues {
+ public:
+  explicit ClientQueues(int32_t queues);
+  ~ClientQueues();  // shuts the queues down and joins the threads
+  ClientQueues(const ClientQueues&) = delete;
+  ClientQueues& operator=(const ClientQueues&) = delete;
+
+  grpc::CompletionQueue* queue(size_t i) { return queues_[i % queues_.size()].get(); }
+
+ private:
+  std::vector<std::unique_ptr<grpc::CompletionQueue>> queues_;
+  std::vector<std::thread> threads_;
+};
+
+// The stream's side. OnReadDone and OnWriteDone report the operation started last (ok false:
+// the call is over); OnDone comes last, with the call's status, once nothing is pending.
+class ScoreCallReactor {
+ public:
+  virtual void OnReadDone(bool ok) = 0;
+  virtual void OnWriteDone(bool ok) = 0;
+  virtual void OnDone(const grpc::Status& status) = 0;
+
+ protected:
+  ~ScoreCallReactor() = default;
+};
+
+class AsyncScoreCall {
+ public:
+  AsyncScoreCall(v1::Scorer::Stub* stub, grpc::ClientContext* context, grpc::CompletionQueue* cq,
+                 ScoreCallReactor* reactor);
+  AsyncScoreCall(const AsyncScoreCall&) = delete;
+  AsyncScoreCall& operator=(const AsyncScoreCall&) = delete;
+
+  // StartCall first; then at most one read and one write (or WritesDone) in flight (a write
+  // asked for before StartCall has completed waits for it). When a read
+  // fails (the server ended the stream) the call asks for its status and ends with OnDone.
+  void StartCall();
+  void StartRead(v1::ScoreResponse* response);
+  void StartWrite(const v1::ScoreRequest* request);
+  void StartWritesDone();
+
+  // Handed to the queue thread by Next.
+  struct Event {
+    AsyncScoreCall* call;
+    enum class Op { kStart, kRead, kWrite, kWritesDone, kFinish } op;
+    void Proceed(bool ok) { call->OnEvent(op, ok); }
+  };
+
+ private:
+  void Started();  // counts an operation in
+  void OnEvent(Event::Op op, bool ok);
+
+  ScoreCallReactor* const reactor_;
+  std::unique_ptr<grpc::ClientAsyncReaderWriter<v1::ScoreRequest, v1::ScoreResponse>> stream_;
+  grpc::Status status_;
+  Event start_{this, Event::Op::kStart}, read_{this, Event::Op::kRead},
+      write_{this, Event::Op::kWrite}, writes_done_{this, Event::Op::kWritesDone},
+      finish_{this, Event::Op::kFinish};
+
+  std::mutex mu_;
+  int pending_ = 0;       // operations started (or held) and not yet reported
+  bool started_ = false;  // StartCall has completed
+  const v1::ScoreRequest* held_write_ = nullptr;  // a write asked for before that
+  bool finished_ = false;
+};
+
+}  // namespace gmmscore
