@@ -5,11 +5,16 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/flags.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
+  // Debian's Abseil is built without NDEBUG, so absl::Mutex (gRPC's lock) checks every
+  // acquisition against a process-wide lock-order graph behind one global lock: a debugging aid
+  // that serialises the daemon's threads. The tests keep it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::StatusOr<gmmscore::server::ServerConfig> config = gmmscore::server::ParseFlags(argc, argv);
   if (!config.ok()) {
     std::fprintf(stderr, "gmmscored: %s\n", std::string(config.status().message()).c_str());

@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "tools/commands.h"
 
 namespace {
@@ -36,6 +37,8 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As in gmmscored (server/main.cc): no lock-order graph behind every absl::Mutex (gRPC's lock).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
