@@ -59,8 +59,8 @@ struct BenchOptions {
 };
 
 // One stream: writes its config, then each chunk when the pacer says it is due (behind a write
-// still in flight, if any: then it is late), then End; reads and decodes every window. gRPC may
-// run a reaction on the thread that starts an operation, so operations start after mu_ is let go.
+// still in flight, if any: then it is late), then End; reads and decodes every window. Its
+// reactions run on its queue's thread; operations start after mu_ is let go.
 class BenchStream final : public ScoreCallReactor {
  public:
   BenchStream(v1::Scorer::Stub* stub, grpc::CompletionQueue* cq, const BenchOptions& o)

@@ -16,27 +16,23 @@ void AsyncBidiCall::Bind(AsyncBidiReactor* reactor, std::function<void()> on_don
   on_done_ = std::move(on_done);
 }
 
+void AsyncBidiCall::CountStarted() {
+  std::lock_guard lock(mu_);
+  ++pending_;
+}
+
 void AsyncBidiCall::StartRead(grpc::ByteBuffer* buffer) {
-  {
-    std::lock_guard lock(mu_);
-    ++pending_;
-  }
+  CountStarted();
   stream_.Read(buffer, &read_);
 }
 
 void AsyncBidiCall::StartWrite(const grpc::ByteBuffer* buffer) {
-  {
-    std::lock_guard lock(mu_);
-    ++pending_;
-  }
+  CountStarted();
   stream_.Write(*buffer, &write_);
 }
 
 void AsyncBidiCall::Finish(const grpc::Status& status) {
-  {
-    std::lock_guard lock(mu_);
-    ++pending_;
-  }
+  CountStarted();
   stream_.Finish(status, &finish_);
 }
 

@@ -79,6 +79,7 @@ class AsyncBidiCall {
   };
 
   explicit AsyncBidiCall(Accepted accepted);
+  void CountStarted();  // an operation is about to start
   void OnEvent(Op op, bool ok);
 
   grpc::ServerContext context_;
