@@ -4,7 +4,9 @@
 // accumulate (acc-stats), estimate (est) and mix up towards --totgauss, realigning to the compiled
 // training graphs on --realign-iters. A progress line per iteration; the model written each
 // iteration (DIR/N.mdl), DIR/final.mdl at the end, and DIR/final.ali the final model's
-// alignments (text archive).
+// alignments (text archive). --baum-welch-iters makes the first iterations soft: statistics from
+// forward-backward posteriors over each utterance's whole graph (as HTK's HERest trains), so a flat
+// start does not commit to one equal alignment's choice of where the optional silences go.
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -17,6 +19,8 @@
 #include "absl/strings/str_split.h"
 #include "align/align_utterance.h"
 #include "align/equal_align.h"
+#include "align/forward_backward.h"
+#include "align/transition_probs.h"
 #include "formats/kaldi_fst.h"
 #include "formats/kaldi_model.h"
 #include "formats/kaldi_tables.h"
@@ -104,6 +108,41 @@ absl::StatusOr<int64_t> Realign(const AlignOptions& options, const GmmModel& mod
   return done;
 }
 
+// Forward-backward over every utterance's whole graph with model's transitions and the alignment
+// scales: the transition-id posteriors' statistics go to *stats (utterances with no path of
+// their length are warned about and left out). Returns how many utterances were added.
+absl::StatusOr<int64_t> AccumulateForwardBackward(const AlignOptions& options,
+                                                  const GmmModel& model,
+                                                  const BackendRequest& request,
+                                                  const std::vector<Utterance>& utts,
+                                                  ModelStats* stats) {
+  GMM_ASSIGN_OR_RETURN(auto scorers, MakeFusedScorers(request, {model}, FusionSpec()));
+  const GmmAccumulator accumulator(model);
+  int64_t done = 0;
+  for (const Utterance& u : utts) {
+    Matrix loglikes;
+    GMM_RETURN_IF_ERROR(scorers.front()->Score(u.feats, &loglikes));
+    AlignGraph graph = u.graph;
+    GMM_RETURN_IF_ERROR(
+        AddTransitionProbs(model.hmm(), options.transition_scale, options.self_loop_scale, &graph));
+    auto fb = ForwardBackward(graph, model.hmm(), loglikes, options.acoustic_scale);
+    if (!fb.ok()) {
+      Warn("utterance " + u.key + ": " + std::string(fb.status().message()));
+      continue;
+    }
+    const TransitionPosterior posterior(std::make_move_iterator(fb->posteriors.begin()),
+                                        std::make_move_iterator(fb->posteriors.end()));
+    double weight = 0.0;
+    auto like = accumulator.AccumulatePosteriors(u.feats, posterior, stats, &weight);
+    if (!like.ok()) {
+      Warn("utterance " + u.key + ": " + std::string(like.status().message()));
+      continue;
+    }
+    ++done;
+  }
+  return done;
+}
+
 absl::Status WriteAlignments(const std::vector<Utterance>& utts, const std::string& wspec) {
   GMM_ASSIGN_OR_RETURN(auto writer, Int32VectorTableWriter::Open(wspec));
   for (const Utterance& u : utts) {
@@ -140,7 +179,12 @@ int RunTrain(int argc, char** argv) {
       .Add({"max-iter-inc", "N", "last iteration to increase the number of Gaussians on", "30"})
       .Add({"totgauss", "N", "target number of Gaussians", "1000"})
       .Add({"power", "F", "exponent of the occupancies that allocate Gaussians to pdfs", "0.25"})
-      .Add({"realign-iters", "LIST", "iterations to realign on",
+      .Add({"baum-welch-iters", "N",
+            "the first N iterations take forward-backward posteriors over each utterance's "
+            "whole graph instead of one alignment (with --flat-start, instead of equal "
+            "alignments too); 0 for train_mono.sh's Viterbi training throughout",
+            "10"})
+      .Add({"realign-iters", "LIST", "iterations to realign on, after the --baum-welch-iters",
             "1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38"})
       .Add({"var-floor-relative", "F",
             "floor variances at this times the global variance of each iteration's statistics "
@@ -166,15 +210,15 @@ int RunTrain(int argc, char** argv) {
   auto num_iters = args.GetInt("num-iters"), max_inc = args.GetInt("max-iter-inc"),
        totgauss = args.GetInt("totgauss"), threads = args.GetInt("threads");
   auto rel_floor = args.GetDouble("var-floor-relative");
-  auto srand = args.GetInt("srand");
+  auto srand = args.GetInt("srand"), baum_welch_iters = args.GetInt("baum-welch-iters");
   auto power = args.GetDouble("power"), beam = args.GetDouble("beam"),
        retry = args.GetDouble("retry-beam"), tscale = args.GetDouble("transition-scale"),
        ascale = args.GetDouble("acoustic-scale"), sscale = args.GetDouble("self-loop-scale");
   auto realign = ParseIterations(args.Get("realign-iters"));
   for (const absl::Status& s :
-       {rel_floor.status(), srand.status(), num_iters.status(), max_inc.status(), totgauss.status(),
-        threads.status(), power.status(), beam.status(), retry.status(), tscale.status(),
-        ascale.status(), sscale.status(), realign.status()}) {
+       {rel_floor.status(), srand.status(), baum_welch_iters.status(), num_iters.status(),
+        max_inc.status(), totgauss.status(), threads.status(), power.status(), beam.status(),
+        retry.status(), tscale.status(), ascale.status(), sscale.status(), realign.status()}) {
     if (!s.ok()) return Fail("train", s);
   }
   const AlignOptions align_options{.beam = float(*beam),
@@ -224,6 +268,10 @@ int RunTrain(int argc, char** argv) {
     auto flat = FlatStartModel(model.hmm(), sum, sum_sq);
     if (!flat.ok()) return Fail("train", flat.status());
     model = *std::move(flat);
+  }
+  // With --baum-welch-iters the first iterations' posteriors come from the model: nothing to
+  // align before them. Otherwise equal alignments (flat start) or the model's own.
+  if (*baum_welch_iters == 0 && args.GetBool("flat-start")) {
     int64_t done = 0;
     for (Utterance& u : *utts) {
       const uint32_t seed = uint32_t(std::hash<std::string>()(u.key)) + uint32_t(*srand);
@@ -238,7 +286,7 @@ int RunTrain(int argc, char** argv) {
     }
     Log("Equal alignment: done " + KaldiNumber(done) + " of " + KaldiNumber(utts->size()) +
         " utterances.");
-  } else {
+  } else if (*baum_welch_iters == 0) {
     auto done = Realign(align_options, model, request, &*utts);
     if (!done.ok()) return Fail("train", done.status());
   }
@@ -253,7 +301,9 @@ int RunTrain(int argc, char** argv) {
   std::mt19937 rng(0);
   for (int32_t x = 0; x < *num_iters; ++x) {
     const auto begin = std::chrono::steady_clock::now();
-    if (x > 0 && realign->count(x) > 0) {
+    const bool soft = x < *baum_welch_iters;
+    // Realigned on --realign-iters, and where the soft iterations end.
+    if (!soft && x > 0 && (realign->count(x) > 0 || x == *baum_welch_iters)) {
       auto done = Realign(align_options, model, request, &*utts);
       if (!done.ok()) return Fail("train", done.status());
       if (*done == 0) return Fail("train", absl::InvalidArgumentError("no utterance aligned"));
@@ -261,14 +311,20 @@ int RunTrain(int argc, char** argv) {
     ModelStats stats = ModelStats::ForModel(model, kGmmAll);
     const GmmAccumulator accumulator(model);
     int64_t aligned = 0;
-    for (const Utterance& u : *utts) {
-      if (u.alignment.empty()) continue;
-      auto like = accumulator.AccumulateAlignment(u.feats, u.alignment, &stats);
-      if (!like.ok()) {
-        Warn("utterance " + u.key + ": " + std::string(like.status().message()));
-        continue;
+    if (soft) {
+      auto done = AccumulateForwardBackward(align_options, model, request, *utts, &stats);
+      if (!done.ok()) return Fail("train", done.status());
+      aligned = *done;
+    } else {
+      for (const Utterance& u : *utts) {
+        if (u.alignment.empty()) continue;
+        auto like = accumulator.AccumulateAlignment(u.feats, u.alignment, &stats);
+        if (!like.ok()) {
+          Warn("utterance " + u.key + ": " + std::string(like.status().message()));
+          continue;
+        }
+        ++aligned;
       }
-      ++aligned;
     }
     if (aligned == 0) return Fail("train", absl::InvalidArgumentError("no utterance to train on"));
     auto hmm =
