@@ -78,6 +78,20 @@ TEST_F(ServerCliTest, HealthAndBenchStream) {
   EXPECT_NE(out.find("streams: 4 of 4 finished OK"), std::string::npos) << out;
   EXPECT_NE(out.find("frames:  400 scored"), std::string::npos) << out;
   EXPECT_NE(out.find("p99"), std::string::npos) << out;
+  // Windows checked by header (the default) and decoded, in the 16-bit and sparse encodings.
+  for (const std::string options :
+       {"--encoding relative16", "--encoding relative16 --decode-scores",
+        "--encoding beam-sparse --beam 5 --max-states 3",
+        "--encoding beam-sparse --decode-scores"}) {
+    ASSERT_EQ(Shell(std::string(GMMSCORE_CLI) + " bench-stream --plaintext --server " + address_ +
+                        " --model mono --streams 3 --seconds 0.5 --warmup-seconds 0.1 " + options +
+                        " 2>/dev/null",
+                    &out),
+              0)
+        << options;
+    EXPECT_NE(out.find("streams: 3 of 3 finished OK"), std::string::npos) << options << out;
+    EXPECT_NE(out.find("frames:  150 scored"), std::string::npos) << options << out;
+  }
   // Split over three processes (5 streams: shares of 1, 2 and 2): the same totals, one report.
   ASSERT_EQ(Shell(std::string(GMMSCORE_CLI) + " bench-stream --plaintext --server " + address_ +
                       " --model mono --streams 5 --processes 3 --seconds 1 --warmup-seconds 0.2 "

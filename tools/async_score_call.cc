@@ -21,9 +21,9 @@ ClientQueues::~ClientQueues() {
   for (std::thread& t : threads_) t.join();
 }
 
-AsyncScoreCall::AsyncScoreCall(v1::Scorer::Stub* stub, grpc::ClientContext* context,
+AsyncScoreCall::AsyncScoreCall(grpc::GenericStub* stub, grpc::ClientContext* context,
                                grpc::CompletionQueue* cq, ScoreCallReactor* reactor)
-    : reactor_(reactor), stream_(stub->PrepareAsyncScore(context, cq)) {}
+    : reactor_(reactor), stream_(stub->PrepareCall(context, kScoreMethod, cq)) {}
 
 void AsyncScoreCall::Started() {
   std::lock_guard lock(mu_);
@@ -35,12 +35,12 @@ void AsyncScoreCall::StartCall() {
   stream_->StartCall(&start_);
 }
 
-void AsyncScoreCall::StartRead(v1::ScoreResponse* response) {
+void AsyncScoreCall::StartRead(grpc::ByteBuffer* response) {
   Started();
   stream_->Read(response, &read_);
 }
 
-void AsyncScoreCall::StartWrite(const v1::ScoreRequest* request) {
+void AsyncScoreCall::StartWrite(const grpc::ByteBuffer* request) {
   {
     std::lock_guard lock(mu_);
     ++pending_;
@@ -62,7 +62,7 @@ void AsyncScoreCall::StartWritesDone() {
 void AsyncScoreCall::OnEvent(Event::Op op, bool ok) {
   switch (op) {
     case Event::Op::kStart: {
-      const v1::ScoreRequest* held = nullptr;
+      const grpc::ByteBuffer* held = nullptr;
       {
         std::lock_guard lock(mu_);
         started_ = true;

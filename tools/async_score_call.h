@@ -5,6 +5,7 @@
 // (docs/PERFORMANCE.md, "Score on our own completion queues").
 #pragma once
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <cstdint>
@@ -13,9 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "gmmscore/v1/scorer.grpc.pb.h"
-
 namespace gmmscore {
+
+// The Score method's full name, for a generic stub.
+inline constexpr char kScoreMethod[] = "/gmmscore.v1.Scorer/Score";
 
 // Completion queues, one thread each, that run the calls' reactions. Destroyed after every call
 // on them is done.
@@ -45,9 +47,11 @@ class ScoreCallReactor {
   ~ScoreCallReactor() = default;
 };
 
+// Messages go as serialized bytes (a generic stub): the reader may look at a response's header
+// without parsing, or copying, its scores (tools/response_header.h).
 class AsyncScoreCall {
  public:
-  AsyncScoreCall(v1::Scorer::Stub* stub, grpc::ClientContext* context, grpc::CompletionQueue* cq,
+  AsyncScoreCall(grpc::GenericStub* stub, grpc::ClientContext* context, grpc::CompletionQueue* cq,
                  ScoreCallReactor* reactor);
   AsyncScoreCall(const AsyncScoreCall&) = delete;
   AsyncScoreCall& operator=(const AsyncScoreCall&) = delete;
@@ -56,8 +60,8 @@ class AsyncScoreCall {
   // asked for before StartCall has completed waits for it). When a read
   // fails (the server ended the stream) the call asks for its status and ends with OnDone.
   void StartCall();
-  void StartRead(v1::ScoreResponse* response);
-  void StartWrite(const v1::ScoreRequest* request);
+  void StartRead(grpc::ByteBuffer* response);        // a serialized v1::ScoreResponse
+  void StartWrite(const grpc::ByteBuffer* request);  // a serialized v1::ScoreRequest
   void StartWritesDone();
 
   // Handed to the queue thread by Next.
@@ -72,7 +76,7 @@ class AsyncScoreCall {
   void OnEvent(Event::Op op, bool ok);
 
   ScoreCallReactor* const reactor_;
-  std::unique_ptr<grpc::ClientAsyncReaderWriter<v1::ScoreRequest, v1::ScoreResponse>> stream_;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> stream_;
   grpc::Status status_;
   Event start_{this, Event::Op::kStart}, read_{this, Event::Op::kRead},
       write_{this, Event::Op::kWrite}, writes_done_{this, Event::Op::kWritesDone},
@@ -81,7 +85,7 @@ class AsyncScoreCall {
   std::mutex mu_;
   int pending_ = 0;       // operations started (or held) and not yet reported
   bool started_ = false;  // StartCall has completed
-  const v1::ScoreRequest* held_write_ = nullptr;  // a write asked for before that
+  const grpc::ByteBuffer* held_write_ = nullptr;  // a write asked for before that
   bool finished_ = false;
 };
 

@@ -1,14 +1,15 @@
 // gmmscore bench-stream: a load generator for gmmscored. N streams, each paced at real time
 // (100 frames/s) in chunks of C frames, for a given time; reports the streams that kept up, the
 // frames/s scored, and the window latency percentiles, measured from the moment the chunk
-// holding a window's last frame was handed to gRPC to the moment its scores arrived (and were
-// decoded, as a decoder would).
+// holding a window's last frame was handed to gRPC to the moment its scores arrived (their header
+// and sizes checked; with --decode-scores, every score decoded as a decoder would).
 //
 // Thousands of streams: each an asynchronous gRPC call (async_score_call.h: no thread of its own,
 // its reactions on a few completion-queue threads); a few pacer threads hand every stream its
 // chunks on schedule, and the streams are spread over several channels, each its own TCP
 // connection.
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@
 #include "tools/async_score_call.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
+#include "tools/response_header.h"
 #include "tools/stream_options.h"
 
 namespace gmmscore {
@@ -49,6 +51,7 @@ struct BenchOptions {
   int32_t chunk_frames = 10;
   int64_t frames_per_stream = 0;
   double warmup_s = 0;
+  bool decode_scores = false;    // every window decoded to floats, not only its header checked
   const Matrix* pool = nullptr;  // feature rows the chunks are cut from
   // Audio streams (--front-end): 16-bit samples the chunks are cut from instead, 10 ms frames of
   // samples_per_frame samples, windows of window_samples (16 kHz: 160 and 400).
@@ -59,11 +62,12 @@ struct BenchOptions {
 };
 
 // One stream: writes its config, then each chunk when the pacer says it is due (behind a write
-// still in flight, if any: then it is late), then End; reads and decodes every window. Its
-// reactions run on its queue's thread; operations start after mu_ is let go.
+// still in flight, if any: then it is late), then End; reads every window and checks it (or
+// decodes it: --decode-scores). Its reactions run on its queue's thread; operations start after
+// mu_ is let go.
 class BenchStream final : public ScoreCallReactor {
  public:
-  BenchStream(v1::Scorer::Stub* stub, grpc::CompletionQueue* cq, const BenchOptions& o)
+  BenchStream(grpc::GenericStub* stub, grpc::CompletionQueue* cq, const BenchOptions& o)
       : o_(o),
         chunks_((o.frames_per_stream + o.chunk_frames - 1) / o.chunk_frames),
         period_(std::chrono::duration_cast<Clock::duration>(
@@ -75,10 +79,10 @@ class BenchStream final : public ScoreCallReactor {
   void Open() {
     v1::ScoreRequest config;
     *config.mutable_config() = o_.config;
-    const v1::ScoreRequest* write = nullptr;
+    const grpc::ByteBuffer* write = nullptr;
     {
       std::lock_guard lock(mu_);
-      write = Queue(std::move(config));
+      write = Queue(Outgoing::kConfig, -1, config);
     }
     call_.StartCall();
     call_.StartRead(&response_);
@@ -103,7 +107,7 @@ class BenchStream final : public ScoreCallReactor {
 
   // Hands gRPC every chunk due by now, and End after the last.
   void SendDue(Clock::time_point now) {
-    const v1::ScoreRequest* write = nullptr;
+    const grpc::ByteBuffer* write = nullptr;
     {
       std::lock_guard lock(mu_);
       for (; next_chunk_ < chunks_ && Due(next_chunk_) <= now; ++next_chunk_) {
@@ -125,20 +129,21 @@ class BenchStream final : public ScoreCallReactor {
           wire::AppendFloat32({o_.pool->row(at), size_t(n) * size_t(o_.pool->cols)},
                               chunk->mutable_data());
         }
-        if (const v1::ScoreRequest* w = Queue(std::move(request)); w != nullptr) write = w;
+        if (const grpc::ByteBuffer* w = Queue(Outgoing::kChunk, next_chunk_, request); w != nullptr)
+          write = w;
       }
       if (next_chunk_ == chunks_ && !end_queued_) {
         end_queued_ = true;
         v1::ScoreRequest end;
         end.mutable_end();
-        if (const v1::ScoreRequest* w = Queue(std::move(end)); w != nullptr) write = w;
+        if (const grpc::ByteBuffer* w = Queue(Outgoing::kEnd, -1, end); w != nullptr) write = w;
       }
     }
     if (write != nullptr) call_.StartWrite(write);
   }
 
   void OnWriteDone(bool ok) override {
-    const v1::ScoreRequest* write = nullptr;
+    const grpc::ByteBuffer* write = nullptr;
     bool writes_done = false;
     {
       std::lock_guard lock(mu_);
@@ -147,14 +152,14 @@ class BenchStream final : public ScoreCallReactor {
         broken_ = true;  // the call is over; OnDone has its status
         return;
       }
-      const v1::ScoreRequest& written = writes_.front();
-      writes_done = written.has_end();
-      if ((written.has_features() || written.has_audio()) &&
+      const Outgoing& written = writes_.front();
+      writes_done = written.kind == Outgoing::kEnd;
+      if (written.kind == Outgoing::kChunk &&
           std::chrono::duration<double>(write_handed_ - o_.start).count() >= o_.warmup_s) {
         write_times_s_.push_back(
             std::chrono::duration<double>(Clock::now() - write_handed_).count());
       }
-      if (written.has_config()) {
+      if (written.kind == Outgoing::kConfig) {
         open_ = true;
         changed_.notify_all();
       }
@@ -170,13 +175,14 @@ class BenchStream final : public ScoreCallReactor {
   void OnReadDone(bool ok) override {
     if (!ok) return;  // the server finished the stream
     const int64_t now_ns = (Clock::now() - o_.start).count();
-    const absl::Status decoded = client::DecodeResponse(response_, {}, &window_);
+    int64_t first_frame = 0, num_frames = 0;
+    const absl::Status decoded = Check(&first_frame, &num_frames);
     bool keep_reading = false;
     {
       std::lock_guard lock(mu_);
-      if (decoded.ok() && window_.first_frame == frames_scored_) {
-        frames_scored_ += window_.scores.rows;
-        const int64_t last = window_.first_frame + window_.scores.rows - 1;
+      if (decoded.ok() && first_frame == frames_scored_) {
+        frames_scored_ += num_frames;
+        const int64_t last = first_frame + num_frames - 1;
         if (double(now_ns) * 1e-9 >= o_.warmup_s) {
           // From the chunk that completed the window's last frame: its features (or, audio, the
           // last sample of its analysis window, so the front end's look-ahead counts as latency).
@@ -190,11 +196,10 @@ class BenchStream final : public ScoreCallReactor {
         }
         keep_reading = true;
       } else if (error_.ok()) {
-        error_ =
-            decoded.ok()
-                ? absl::DataLossError(absl::StrCat("a window starts at frame ", window_.first_frame,
-                                                   ", expected ", frames_scored_))
-                : decoded;
+        error_ = decoded.ok()
+                     ? absl::DataLossError(absl::StrCat("a window starts at frame ", first_frame,
+                                                        ", expected ", frames_scored_))
+                     : decoded;
       }
     }
     // After a bad window the call is cancelled; the read then fails and the call ends.
@@ -224,30 +229,57 @@ class BenchStream final : public ScoreCallReactor {
   const std::vector<double>& write_times_s() const { return write_times_s_; }
 
  private:
+  // A request, serialized when queued.
+  struct Outgoing {
+    enum Kind { kConfig, kChunk, kEnd } kind;
+    int64_t chunk;  // kChunk: its index
+    grpc::ByteBuffer bytes;
+  };
+
   Clock::time_point Due(int64_t chunk) const { return first_due_ + chunk * period_; }
 
+  // The window just read: its first frame and frames, from its header (sizes checked) or, with
+  // --decode-scores, from every score decoded.
+  absl::Status Check(int64_t* first_frame, int64_t* num_frames) {
+    if (!o_.decode_scores) {
+      auto header = ReadResponseHeader(&response_);
+      if (!header.ok()) return header.status();
+      *first_frame = header->first_frame;
+      *num_frames = header->num_frames;
+      return absl::OkStatus();
+    }
+    v1::ScoreResponse response;
+    if (!grpc::SerializationTraits<v1::ScoreResponse>::Deserialize(&response_, &response).ok())
+      return absl::DataLossError("a response that is not a ScoreResponse");
+    if (absl::Status s = client::DecodeResponse(response, {}, &window_); !s.ok()) return s;
+    *first_frame = window_.first_frame;
+    *num_frames = window_.scores.rows;
+    return absl::OkStatus();
+  }
+
   // With mu_ held: queues a message; returns it when it is to be written now.
-  const v1::ScoreRequest* Queue(v1::ScoreRequest request) {
-    writes_.push_back(std::move(request));
+  const grpc::ByteBuffer* Queue(Outgoing::Kind kind, int64_t chunk,
+                                const v1::ScoreRequest& request) {
+    Outgoing& out = writes_.emplace_back(Outgoing{kind, chunk, {}});
+    bool own_buffer = false;
+    // Serializing a message of ours into a fresh buffer cannot fail.
+    (void)grpc::SerializationTraits<v1::ScoreRequest>::Serialize(request, &out.bytes, &own_buffer);
     return writing_ || broken_ ? nullptr : NextWrite();
   }
   // With mu_ held: the front message, marked as being written, or null when none is queued.
-  const v1::ScoreRequest* NextWrite() {
+  const grpc::ByteBuffer* NextWrite() {
     if (writes_.empty()) return nullptr;
-    const v1::ScoreRequest& next = writes_.front();
+    const Outgoing& next = writes_.front();
     const Clock::time_point now = Clock::now();
     write_handed_ = now;
-    if (next.has_features() || next.has_audio()) {
+    if (next.kind == Outgoing::kChunk) {
       // Handed to gRPC now: the latency of its windows counts from here, and the lag is how
       // late that is.
-      const int64_t chunk = next.has_audio() ? next.audio().first_sample() /
-                                                   (int64_t(o_.chunk_frames) * o_.samples_per_frame)
-                                             : next.features().first_frame() / o_.chunk_frames;
-      sent_ns_[size_t(chunk)] = (now - o_.start).count();
-      worst_lag_ = std::max(worst_lag_, now - Due(chunk));
+      sent_ns_[size_t(next.chunk)] = (now - o_.start).count();
+      worst_lag_ = std::max(worst_lag_, now - Due(next.chunk));
     }
     writing_ = true;
-    return &next;
+    return &next.bytes;
   }
 
   const BenchOptions& o_;
@@ -259,8 +291,8 @@ class BenchStream final : public ScoreCallReactor {
 
   std::mutex mu_;
   std::condition_variable changed_;
-  bool open_ = false;                    // the config is written
-  std::deque<v1::ScoreRequest> writes_;  // the front one is being written
+  bool open_ = false;            // the config is written
+  std::deque<Outgoing> writes_;  // the front one is being written
   bool writing_ = false;
   Clock::time_point write_handed_;     // when the write in flight was handed to gRPC
   std::vector<double> write_times_s_;  // chunks after the warm-up: handed -> OnWriteDone
@@ -269,8 +301,8 @@ class BenchStream final : public ScoreCallReactor {
   int64_t next_chunk_ = 0;
   std::vector<int64_t> sent_ns_;  // per chunk, since the start
   Clock::duration worst_lag_{0};
-  v1::ScoreResponse response_;
-  client::ScoreWindow window_;
+  grpc::ByteBuffer response_;
+  client::ScoreWindow window_;  // --decode-scores
   int64_t frames_scored_ = 0;
   std::vector<double> latencies_s_;  // windows after the warm-up
   absl::Status error_;
@@ -473,6 +505,9 @@ int RunBenchStream(int argc, char** argv) {
       .Add({"front-end", "NAME",
             "send 16-bit audio (16 kHz, random speech-like) through this server front end "
             "instead of features"})
+      .Add({"decode-scores", "",
+            "decode every window's scores to float32 as a decoder would (default: check each "
+            "window's header and sizes only, so the load generator's CPU drives streams)"})
       .Add({"daemon-pid", "PID",
             "the server's process on this machine: report its CPU per stream-second (/proc)"})
       .Add({"seconds", "S", "audio seconds per stream", "20"})
@@ -573,13 +608,13 @@ int RunBenchStream(int argc, char** argv) {
   const int32_t num_connections =
       *connections > 0 ? std::max(1, *connections / *processes) : (my_streams + 99) / 100;
   // Each connection a channel with a subchannel pool of its own, hence its own TCP connection.
-  std::vector<std::unique_ptr<v1::Scorer::Stub>> stubs;
+  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
   std::shared_ptr<grpc::Channel> first_channel;
   for (int32_t i = 0; i < num_connections; ++i) {
     auto channel = ChannelFromArgs(args, /*own_connection=*/num_connections > 1);
     if (!channel.ok()) return Fail("bench-stream", channel.status());
     if (i == 0) first_channel = *channel;
-    stubs.push_back(v1::Scorer::NewStub(*channel));
+    stubs.push_back(std::make_unique<grpc::GenericStub>(*channel));
   }
   auto info = client::AdminClient(first_channel).Get(args.Get("model"));
   if (!info.ok()) return Fail("bench-stream", info.status());
@@ -596,6 +631,7 @@ int RunBenchStream(int argc, char** argv) {
   o.chunk_frames = *chunk;
   o.frames_per_stream = int64_t(*seconds * kFramesPerSecond);
   o.warmup_s = *warmup;
+  o.decode_scores = args.GetBool("decode-scores");
   const Matrix pool = RandomFeatures(std::max(1000, 2 * *chunk), info->dim(), 0.0f, 3.0f, 1);
   o.pool = &pool;
   std::vector<int16_t> audio;
@@ -619,11 +655,12 @@ int RunBenchStream(int argc, char** argv) {
     std::fprintf(
         stderr,
         "gmmscore bench-stream: %d streams x %.0f s at %.0f frames/s, chunks of %d frames, "
-        "window %d, %s, model %s (%d states x %lld Gaussians x %d dims) on %s over %d "
+        "window %d, %s (%s), model %s (%d states x %lld Gaussians x %d dims) on %s over %d "
         "connection%s\n",
         *streams, *seconds, kFramesPerSecond, *chunk, *window, args.Get("encoding").c_str(),
-        info->name().c_str(), info->num_states(), static_cast<long long>(info->num_gaussians()),
-        info->dim(), args.Get("server").c_str(), num_connections, num_connections > 1 ? "s" : "");
+        o.decode_scores ? "every score decoded" : "headers and sizes checked", info->name().c_str(),
+        info->num_states(), static_cast<long long>(info->num_gaussians()), info->dim(),
+        args.Get("server").c_str(), num_connections, num_connections > 1 ? "s" : "");
     if (*processes > 1)
       std::fprintf(stderr, "  (in %d processes of about %d streams)\n", *processes, my_streams);
   }
