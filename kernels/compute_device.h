@@ -37,9 +37,25 @@ class ResidentModel {
   virtual int64_t bytes() const = 0;
 };
 
-// A 16-bit encoding of scorer.proto a device may make of fused rows where it scores, so that the
-// host sends them without reading the float scores.
-enum class ScoreEncoding16 : uint8_t { kNone = 0, kFloat16 = 1, kRelative16 = 2 };
+// What a device may make of fused rows where it scores, so that the host sends them without
+// reading the float scores: scorer.proto's 16-bit encodings (BatchSlot::encoded16), or
+// BEAM_SPARSE's candidates (BatchSlot::beam_candidates).
+enum class DeviceScoreEncoding : uint8_t {
+  kNone = 0,
+  kFloat16 = 1,
+  kRelative16 = 2,
+  kBeamSparse = 3
+};
+
+// Per frame the states within the beam of the frame's best (score >= best - beam, in float), in
+// state order, at most `capacity` a frame: frame t's at [t * capacity, t * capacity + counts[t]).
+// counts[t] is -1 where there were more, or the row holds a NaN: its float row is then to be used.
+struct BeamCandidates {
+  const int32_t* counts = nullptr;  // null: none selected
+  const float* scores = nullptr;
+  const int32_t* states = nullptr;
+  int32_t capacity = 0;
+};
 
 // A run of consecutive frames of a batch fused by one rule (a window of one stream, say).
 struct FusionSegment {
@@ -50,7 +66,8 @@ struct FusionSegment {
   const FusionSpec* fusion = nullptr;
   // Where the device encodes (BatchSlot::encoded16), the fused rows also in this encoding. Only
   // for segments the device fuses (or of a set of one model).
-  ScoreEncoding16 encoding = ScoreEncoding16::kNone;
+  DeviceScoreEncoding encoding = DeviceScoreEncoding::kNone;
+  float beam = 0.0f;  // kBeamSparse: > 0
 };
 
 class BatchSlot {
@@ -76,13 +93,17 @@ class BatchSlot {
   virtual const float* fused() const = 0;
   virtual const float* model_scores(int32_t k) const = 0;
   // After Wait, where the device encodes (null where it does not, or no segment asked): frames x
-  // states 16-bit values, the rows of segments with an encoding in it (others unspecified), and
-  // for those frames the best state (the first of the largest fused score; -1 where the row holds
-  // a NaN and its 16-bit row is not to be used) and its score. The values are what
-  // proto/wire_codec.h makes of the fused rows, bit for bit.
+  // states 16-bit values, the rows of segments with a 16-bit encoding in it (others unspecified),
+  // and for the frames of segments with any encoding the best state (the first of the largest fused
+  // score; -1 where the row holds a NaN and its 16-bit row is not to be used) and its score. The
+  // values are what proto/wire_codec.h makes of the fused rows, bit for bit.
   virtual const uint16_t* encoded16() const { return nullptr; }
   virtual const int32_t* best_states() const { return nullptr; }
   virtual const float* best_scores() const { return nullptr; }
+  // After Wait, where the device selects (counts null where it does not, or no segment asked for
+  // kBeamSparse): the candidates of the frames of kBeamSparse segments (others unspecified). Their
+  // best states and scores are best_states() and best_scores().
+  virtual BeamCandidates beam_candidates() const { return {}; }
 };
 
 class ComputeDevice {

@@ -8,13 +8,14 @@
 #include <random>
 #include <set>
 #include <string>
+#include <type_traits>
 
 #include "kernels/cpu/reference_scorer.h"
 #include "kernels/cuda/cuda_buffers.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_fused_scorer.h"
 #include "kernels/cuda/cuda_workspace.h"
-#include "kernels/cuda/encode16_kernel.h"
+#include "kernels/cuda/encode_rows_kernel.h"
 #include "model/fusion.h"
 #include "model/random_model.h"
 #include "proto/wire_codec.h"
@@ -219,11 +220,11 @@ struct HostEncoded {
   int32_t best = 0;
   std::string bytes;
 };
-HostEncoded EncodeOnHost(const float* row, int32_t states, ScoreEncoding16 encoding) {
+HostEncoded EncodeOnHost(const float* row, int32_t states, DeviceScoreEncoding encoding) {
   HostEncoded e;
   e.best = int32_t(std::max_element(row, row + states) - row);
   const std::span<const float> values(row, size_t(states));
-  if (encoding == ScoreEncoding16::kFloat16) {
+  if (encoding == DeviceScoreEncoding::kFloat16) {
     wire::AppendFloat16(values, &e.bytes);
   } else {
     wire::AppendRelative16(values, row[e.best], &e.bytes);
@@ -270,11 +271,11 @@ TEST_F(CudaEncode16Test, EqualsTheHostEncoderBitForBit) {
   const int32_t frames = int32_t(rows.size());
   std::vector<float> scores;
   for (const auto& r : rows) scores.insert(scores.end(), r.begin(), r.end());
-  std::vector<DeviceEncoding16> modes;
+  std::vector<DeviceRowEncoding> modes;
   for (int32_t t = 0; t + 1 < frames; ++t) {
-    modes.push_back(t % 2 == 0 ? DeviceEncoding16::kRelative16 : DeviceEncoding16::kFloat16);
+    modes.push_back(t % 2 == 0 ? DeviceRowEncoding::kRelative16 : DeviceRowEncoding::kFloat16);
   }
-  modes.push_back(DeviceEncoding16::kNone);
+  modes.push_back(DeviceRowEncoding::kNone);
 
   auto d_scores = UploadToDevice(scores);
   auto d_modes = UploadToDevice(modes);
@@ -283,8 +284,8 @@ TEST_F(CudaEncode16Test, EqualsTheHostEncoderBitForBit) {
   auto d_best_state = DeviceArray<int32_t>::Allocate(size_t(frames));
   ASSERT_TRUE(d_scores.ok() && d_modes.ok() && d_encoded.ok() && d_best_score.ok() &&
               d_best_state.ok());
-  ASSERT_TRUE(LaunchEncode16(d_scores->get(), frames, kStates, d_modes->get(), d_encoded->get(),
-                             d_best_score->get(), d_best_state->get(), nullptr)
+  ASSERT_TRUE(LaunchEncodeRows(d_scores->get(), frames, kStates, d_modes->get(), d_encoded->get(),
+                               d_best_score->get(), d_best_state->get(), nullptr, nullptr)
                   .ok());
   std::vector<uint16_t> encoded(scores.size());
   std::vector<float> best_score(static_cast<size_t>(frames));
@@ -303,13 +304,101 @@ TEST_F(CudaEncode16Test, EqualsTheHostEncoderBitForBit) {
       EXPECT_EQ(best_state[size_t(t)], -1) << "a row with a NaN is left to the host";
       continue;
     }
-    const auto encoding = static_cast<ScoreEncoding16>(modes[size_t(t)]);
+    const auto encoding = static_cast<DeviceScoreEncoding>(modes[size_t(t)]);
     const HostEncoded host = EncodeOnHost(rows[size_t(t)].data(), kStates, encoding);
     EXPECT_EQ(best_state[size_t(t)], host.best) << "frame " << t;
     EXPECT_EQ(best_score[size_t(t)], rows[size_t(t)][size_t(host.best)]) << "frame " << t;
     EXPECT_EQ(Bytes(encoded.data() + size_t(t) * kStates, kStates), host.bytes) << "frame " << t;
   }
   EXPECT_EQ(best_state[1], 17);
+}
+
+// The host's BEAM_SPARSE rule before its ordering: the states with score >= best - beam (the
+// threshold rounded once), in state order.
+std::vector<std::pair<float, int32_t>> WithinBeam(const float* row, int32_t states, float beam) {
+  const float threshold = row[std::max_element(row, row + states) - row] - beam;
+  std::vector<std::pair<float, int32_t>> kept;
+  for (int32_t s = 0; s < states; ++s) {
+    if (row[s] >= threshold) kept.emplace_back(row[s], s);
+  }
+  return kept;
+}
+
+// Beam candidates from the same hard rows, beams from a hair to all-inclusive, and a capacity of
+// 40: rows with more within their beam, and the row with a NaN, are left to the host (-1).
+TEST_F(CudaEncode16Test, BeamCandidatesAreTheHostsWithinTheBeam) {
+  constexpr int32_t kStates = 613, kCapacity = 40;
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> spread(-40.0f, 0.0f);
+  std::vector<std::vector<float>> rows;
+  std::vector<float> beams;
+  for (float beam : {1e-6f, 0.5f, 3.0f, 10.0f, 1e9f}) {
+    auto& r = rows.emplace_back();
+    for (int32_t s = 0; s < kStates; ++s) r.push_back(-90.0f + spread(rng));
+    r[100] = r[500] = 1.0f;  // a tie for the best
+    beams.push_back(beam);
+  }
+  rows.emplace_back(size_t(kStates), -INFINITY);  // every state within any beam: too many
+  beams.push_back(10.0f);
+  auto& partly = rows.emplace_back(size_t(kStates), -INFINITY);
+  partly[kStates - 1] = -7.0f;
+  partly[3] = -7.0f - 10.0f;  // exactly at the threshold: kept
+  partly[4] = std::nextafter(-17.0f, -INFINITY);
+  beams.push_back(10.0f);
+  auto& with_nan = rows.emplace_back(rows.front());
+  with_nan[7] = std::nanf("");
+  beams.push_back(10.0f);
+  const int32_t frames = int32_t(rows.size());
+  std::vector<float> scores;
+  for (const auto& r : rows) scores.insert(scores.end(), r.begin(), r.end());
+  const std::vector<DeviceRowEncoding> modes(size_t(frames), DeviceRowEncoding::kBeamSparse);
+
+  auto d_scores = UploadToDevice(scores);
+  auto d_modes = UploadToDevice(modes);
+  auto d_beams = UploadToDevice(beams);
+  auto d_best_score = DeviceArray<float>::Allocate(size_t(frames));
+  auto d_best_state = DeviceArray<int32_t>::Allocate(size_t(frames));
+  auto d_kept_scores = DeviceArray<float>::Allocate(size_t(frames) * kCapacity);
+  auto d_kept_states = DeviceArray<int32_t>::Allocate(size_t(frames) * kCapacity);
+  auto d_counts = DeviceArray<int32_t>::Allocate(size_t(frames));
+  ASSERT_TRUE(d_scores.ok() && d_modes.ok() && d_beams.ok() && d_best_score.ok() &&
+              d_best_state.ok() && d_kept_scores.ok() && d_kept_states.ok() && d_counts.ok());
+  const DeviceBeamOutput beam{d_beams->get(), kCapacity, d_kept_scores->get(), d_kept_states->get(),
+                              d_counts->get()};
+  ASSERT_TRUE(LaunchEncodeRows(d_scores->get(), frames, kStates, d_modes->get(), nullptr,
+                               d_best_score->get(), d_best_state->get(), &beam, nullptr)
+                  .ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto download = [&](const auto& array, size_t n) {
+    std::vector<std::remove_cv_t<std::remove_pointer_t<decltype(array->get())>>> v(n);
+    EXPECT_EQ(cudaMemcpy(v.data(), array->get(), n * sizeof(v[0]), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    return v;
+  };
+  const auto counts = download(d_counts, size_t(frames));
+  const auto kept_scores = download(d_kept_scores, size_t(frames) * kCapacity);
+  const auto kept_states = download(d_kept_states, size_t(frames) * kCapacity);
+  const auto best_state = download(d_best_state, size_t(frames));
+  for (int32_t t = 0; t < frames; ++t) {
+    if (t == frames - 1) {
+      EXPECT_EQ(best_state[size_t(t)], -1);
+      EXPECT_EQ(counts[size_t(t)], -1) << "a row with a NaN is left to the host";
+      continue;
+    }
+    const auto host = WithinBeam(rows[size_t(t)].data(), kStates, beams[size_t(t)]);
+    if (host.size() > size_t(kCapacity)) {
+      EXPECT_EQ(counts[size_t(t)], -1) << "frame " << t << ": " << host.size() << " kept";
+      continue;
+    }
+    ASSERT_EQ(counts[size_t(t)], int32_t(host.size())) << "frame " << t;
+    for (size_t k = 0; k < host.size(); ++k) {
+      EXPECT_EQ(kept_scores[size_t(t) * kCapacity + k], host[k].first) << t << " " << k;
+      EXPECT_EQ(kept_states[size_t(t) * kCapacity + k], host[k].second) << t << " " << k;
+    }
+  }
+  EXPECT_EQ(counts[0], 2) << "the two tied best states, within a hair";
+  EXPECT_EQ(counts[4], -1) << "all 613 within a beam of 1e9";
+  EXPECT_EQ(counts[6], 2) << "the best and the state exactly at the threshold";
 }
 
 TEST_F(CudaWorkspaceTest, EncodesTheFusedRowsOfTheSegmentsThatAsk) {
@@ -320,17 +409,32 @@ TEST_F(CudaWorkspaceTest, EncodesTheFusedRowsOfTheSegmentsThatAsk) {
   const FusionSpec max = Spec(FusionRule::kMax, {0.5f, 0.5f});
   const FusionSpec add = Spec(FusionRule::kLogAdd, {0.5f, 0.5f});
   // The unfused segment's request is ignored: it has no fused rows.
-  const std::vector<FusionSegment> segments = {{7, &max, ScoreEncoding16::kRelative16},
-                                               {5, nullptr, ScoreEncoding16::kFloat16},
-                                               {10, &max, ScoreEncoding16::kNone},
-                                               {3, &add, ScoreEncoding16::kFloat16}};
+  const std::vector<FusionSegment> segments = {{7, &max, DeviceScoreEncoding::kRelative16},
+                                               {5, nullptr, DeviceScoreEncoding::kFloat16},
+                                               {4, &max, DeviceScoreEncoding::kNone},
+                                               {6, &max, DeviceScoreEncoding::kBeamSparse, 8.0f},
+                                               {3, &add, DeviceScoreEncoding::kFloat16}};
   ASSERT_TRUE(
       s.workspace->Enqueue(s.set, s.configs, segments, 25, /*copy_model_scores=*/true).ok());
   ASSERT_TRUE(s.workspace->Wait().ok());
   ASSERT_NE(s.workspace->encoded16(), nullptr);
   int32_t first = 0;
   for (const FusionSegment& segment : segments) {
-    if (segment.fusion != nullptr && segment.encoding != ScoreEncoding16::kNone) {
+    if (segment.fusion != nullptr && segment.encoding == DeviceScoreEncoding::kBeamSparse) {
+      const BeamCandidates beam = s.workspace->beam_candidates();
+      ASSERT_NE(beam.counts, nullptr);
+      for (int32_t t = first; t < first + segment.frames; ++t) {
+        const float* row = s.workspace->fused() + size_t(t) * 150;
+        const auto host = WithinBeam(row, 150, segment.beam);
+        ASSERT_EQ(beam.counts[t], int32_t(host.size())) << "frame " << t;
+        for (size_t k = 0; k < host.size(); ++k) {
+          EXPECT_EQ(beam.scores[size_t(t) * size_t(beam.capacity) + k], host[k].first);
+          EXPECT_EQ(beam.states[size_t(t) * size_t(beam.capacity) + k], host[k].second);
+        }
+        EXPECT_EQ(s.workspace->best_states()[t], int32_t(std::max_element(row, row + 150) - row))
+            << "frame " << t;
+      }
+    } else if (segment.fusion != nullptr && segment.encoding != DeviceScoreEncoding::kNone) {
       for (int32_t t = first; t < first + segment.frames; ++t) {
         const float* row = s.workspace->fused() + size_t(t) * 150;
         const HostEncoded host = EncodeOnHost(row, 150, segment.encoding);
@@ -348,6 +452,7 @@ TEST_F(CudaWorkspaceTest, EncodesTheFusedRowsOfTheSegmentsThatAsk) {
   ASSERT_TRUE(s.workspace->Enqueue(s.set, s.configs, plain, 25, false).ok());
   ASSERT_TRUE(s.workspace->Wait().ok());
   EXPECT_EQ(s.workspace->encoded16(), nullptr);
+  EXPECT_EQ(s.workspace->beam_candidates().counts, nullptr);
 }
 
 TEST_F(CudaWorkspaceTest, OneModelIsScoredStraightIntoTheOutput) {

@@ -181,5 +181,61 @@ TEST_F(ServerCudaTest, SixteenBitStreamsEncodedOnTheDeviceDecodeToTheOfflineScor
   EXPECT_EQ(checked, 4);
 }
 
+// BEAM_SPARSE streams have their states within the beam selected on the GPU (one model, and two
+// fused; with and without a cap): decoded, every kept state is the offline score, the states kept
+// are those within the beam of the frame's best, and with a cap the best of them. States within
+// the tolerance of the beam's edge (or of the cap's) may go either way.
+TEST_F(ServerCudaTest, BeamSparseStreamsSelectedOnTheDeviceKeepTheOfflineBeam) {
+  int checked = 0;
+  for (const bool two_models : {false, true}) {
+    for (const int32_t max_states : {0, 7}) {
+      const Matrix feats = RandomFeatures(41, kDim, 0.0f, 2.0f, 70u + uint32_t(checked));
+      v1::StreamConfig config = StreamConfigFor(absl::StrCat("b", checked), 10, "a", kDim);
+      config.set_encoding(v1::StreamConfig::BEAM_SPARSE);
+      constexpr float kBeam = 12.0f;
+      config.set_beam(kBeam);
+      config.set_max_states(max_states);
+      Matrix expected = OfflineScores(paths_[0], feats);
+      if (two_models) {
+        config.add_models("b");
+        config.set_fusion(v1::StreamConfig::MAX);
+        const Matrix b = OfflineScores(paths_[1], feats);
+        FusionSpec spec;
+        spec.rule = FusionRule::kMax;
+        ASSERT_TRUE(ValidateFusion(&spec, 2).ok());
+        const Matrix a = expected;
+        ASSERT_TRUE(FuseScores(spec, {&a, &b}, &expected).ok());
+      }
+      auto streamed = StreamScores(channel_, config, feats, 9);
+      ASSERT_TRUE(streamed.ok()) << streamed.status();
+      ASSERT_EQ(streamed->rows, expected.rows);
+      for (int32_t t = 0; t < expected.rows; ++t) {
+        const float* want = expected.row(t);
+        const float best = *std::max_element(want, want + expected.cols);
+        int32_t kept = 0;
+        float lowest_kept = INFINITY;
+        for (int32_t j = 0; j < expected.cols; ++j) {
+          const float got = streamed->at(t, j);
+          if (std::isinf(got)) continue;
+          ++kept;
+          lowest_kept = std::min(lowest_kept, want[j]);
+          EXPECT_LE(std::abs(double(got) - double(want[j])), kTolerance) << t << " " << j;
+          EXPECT_GE(want[j], best - kBeam - kTolerance) << "outside the beam: " << t << " " << j;
+        }
+        EXPECT_GE(kept, 1);
+        EXPECT_LE(kept, max_states > 0 ? max_states : expected.cols);
+        for (int32_t j = 0; j < expected.cols; ++j) {
+          if (!std::isinf(streamed->at(t, j))) continue;
+          const bool capped = max_states > 0 && kept == max_states;
+          EXPECT_LT(want[j], capped ? lowest_kept + kTolerance : best - kBeam + kTolerance)
+              << "left out: frame " << t << " state " << j;
+        }
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
+}
+
 }  // namespace
 }  // namespace gmmscore::testing

@@ -278,7 +278,7 @@ TEST(ResponseEncoderTest, RowsEncodedOnTheDeviceMakeTheSameResponse) {
     server::EncoderOptions o;
     o.encoding = encoding;
     server::ResponseEncoder encoder(o);
-    ASSERT_NE(encoder.device_encoding(), ScoreEncoding16::kNone);
+    ASSERT_NE(encoder.device_encoding(), DeviceScoreEncoding::kNone);
     v1::ScoreResponse expected;
     encoder.Encode(scores, &expected);
     std::string values;
@@ -302,10 +302,58 @@ TEST(ResponseEncoderTest, RowsEncodedOnTheDeviceMakeTheSameResponse) {
   server::EncoderOptions subset;
   subset.encoding = v1::StreamConfig::RELATIVE16;
   subset.state_subset = {3, 1};
-  EXPECT_EQ(server::ResponseEncoder(subset).device_encoding(), ScoreEncoding16::kNone);
+  EXPECT_EQ(server::ResponseEncoder(subset).device_encoding(), DeviceScoreEncoding::kNone);
   server::EncoderOptions sparse;
   sparse.encoding = v1::StreamConfig::BEAM_SPARSE;
-  EXPECT_EQ(server::ResponseEncoder(sparse).device_encoding(), ScoreEncoding16::kNone);
+  EXPECT_EQ(server::ResponseEncoder(sparse).device_encoding(), DeviceScoreEncoding::kBeamSparse);
+  sparse.state_subset = {3, 1};
+  EXPECT_EQ(server::ResponseEncoder(sparse).device_encoding(), DeviceScoreEncoding::kNone);
+}
+
+// What a device selects (encode_rows_kernel.h: the states within the beam, in state order; rows
+// with a NaN are left to the host) makes the response Encode makes of the rows: ties, -0 and +0,
+// infinities, beams of 0, caps of max_states and none.
+TEST(ResponseEncoderTest, BeamCandidatesMakeTheSameResponse) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int32_t> coarse(-40, 0);
+  std::uniform_int_distribution<int32_t> special(0, 30);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int32_t trial = 0; trial < 300; ++trial) {
+    const int32_t cols = 1 + trial % 89 * 7;
+    Matrix scores(4, cols);
+    for (float& x : scores.data) {
+      const int32_t kind = special(rng);
+      x = kind == 0 ? 0.0f : kind == 1 ? -0.0f : kind == 2 ? -inf : float(coarse(rng)) * 0.5f;
+    }
+    if (trial % 9 == 0) std::fill_n(scores.data.begin(), cols, -inf);  // a row of -inf
+    server::EncoderOptions o;
+    o.encoding = v1::StreamConfig::BEAM_SPARSE;
+    o.beam = trial % 3 == 0 ? 0.0f : float(1 + trial % 11);
+    o.max_states = trial % 4 == 0 ? 0 : 1 + trial % 50;
+    server::ResponseEncoder encoder(o);
+    v1::ScoreResponse expected;
+    encoder.Encode(scores, &expected);
+    std::vector<int32_t> counts, states, best_states;
+    std::vector<float> kept, best_scores;
+    for (int32_t t = 0; t < scores.rows; ++t) {
+      const float* row = scores.row(t);
+      const int32_t best = int32_t(std::max_element(row, row + cols) - row);
+      best_states.push_back(best);
+      best_scores.push_back(row[best]);
+      const float threshold = row[best] - o.beam;
+      counts.push_back(0);
+      for (int32_t c = 0; c < cols; ++c) {
+        if (row[c] >= threshold) {
+          kept.push_back(row[c]);
+          states.push_back(c);
+          ++counts.back();
+        }
+      }
+    }
+    v1::ScoreResponse got;
+    encoder.EncodeBeamCandidates(counts, kept, states, best_states, best_scores, cols, &got);
+    ASSERT_EQ(got.SerializeAsString(), expected.SerializeAsString()) << "trial " << trial;
+  }
 }
 
 TEST(ResponseEncoderTest, SparseKeepsTiesInStateOrderAndBestFirst) {

@@ -58,6 +58,7 @@ class CudaComputeDevice::Slot final : public BatchSlot {
   const uint16_t* encoded16() const override { return workspace_->encoded16(); }
   const int32_t* best_states() const override { return workspace_->best_states(); }
   const float* best_scores() const override { return workspace_->best_scores(); }
+  BeamCandidates beam_candidates() const override { return workspace_->beam_candidates(); }
 
   absl::StatusOr<float*> Stage(std::span<const ResidentModel* const> models,
                                int32_t frames) override {

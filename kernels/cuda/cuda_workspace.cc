@@ -85,6 +85,8 @@ absl::Status CudaWorkspace::Reserve(const WorkspaceCapacity& want) {
   pinned_encoded_ = {};
   pinned_best_score_ = {};
   pinned_best_state_ = {};
+  device_beams_ = {};
+  pinned_beams_ = {};
   const size_t frames = size_t(c.frames);
   const size_t scores = frames * size_t(c.states);
   const size_t several = c.models > 1 ? size_t(c.models) : 0;
@@ -101,14 +103,16 @@ absl::Status CudaWorkspace::Reserve(const WorkspaceCapacity& want) {
   GMM_ASSIGN_OR_RETURN(pinned_models_, PinnedArray<float>::Allocate(several * scores));
   GMM_ASSIGN_OR_RETURN(pinned_segments_, PinnedArray<DeviceFusionSegment>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(pinned_frame_segment_, PinnedArray<int32_t>::Allocate(frames));
-  GMM_ASSIGN_OR_RETURN(device_modes_, DeviceArray<DeviceEncoding16>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(device_modes_, DeviceArray<DeviceRowEncoding>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(device_encoded_, DeviceArray<uint16_t>::Allocate(scores));
   GMM_ASSIGN_OR_RETURN(device_best_score_, DeviceArray<float>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(device_best_state_, DeviceArray<int32_t>::Allocate(frames));
-  GMM_ASSIGN_OR_RETURN(pinned_modes_, PinnedArray<DeviceEncoding16>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(pinned_modes_, PinnedArray<DeviceRowEncoding>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(pinned_encoded_, PinnedArray<uint16_t>::Allocate(scores));
   GMM_ASSIGN_OR_RETURN(pinned_best_score_, PinnedArray<float>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(pinned_best_state_, PinnedArray<int32_t>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(device_beams_, DeviceArray<float>::Allocate(frames));
+  GMM_ASSIGN_OR_RETURN(pinned_beams_, PinnedArray<float>::Allocate(frames));
   capacity_ = c;
   device_bytes_ += bytes;
   return absl::OkStatus();
@@ -128,7 +132,7 @@ int64_t CudaWorkspace::DeviceBytesFor(const WorkspaceCapacity& c) {
          c.split_floats * int64_t(sizeof(float)) +
          frames * int64_t(sizeof(DeviceFusionSegment) + sizeof(int32_t)) +
          frames * c.states * int64_t(sizeof(uint16_t)) +
-         frames * int64_t(sizeof(DeviceEncoding16) + sizeof(float) + sizeof(int32_t));
+         frames * int64_t(sizeof(DeviceRowEncoding) + 2 * sizeof(float) + sizeof(int32_t));
 }
 
 absl::StatusOr<CudaWorkspace::Borrowed> CudaWorkspace::Borrow() const {
@@ -199,7 +203,7 @@ absl::Status CudaWorkspace::Enqueue(std::span<const CudaResidentModel* const> mo
   last_frames_ = frames;
   last_states_ = models.front()->num_states();
   last_copied_models_ = copy_model_scores && models.size() > 1;
-  last_encoded_ = false;
+  last_encoded_ = last_encoded16_ = last_beam_ = false;
   if (absl::Status s = EnqueueBatch(models, configs, segments, frames); !s.ok()) {
     // Whatever was enqueued before the failure finishes before the buffers are used again.
     (void)cudaStreamSynchronize(stream_);
@@ -251,31 +255,76 @@ absl::Status CudaWorkspace::EnqueueBatch(std::span<const CudaResidentModel* cons
   return absl::OkStatus();
 }
 
-static_assert(uint8_t(ScoreEncoding16::kFloat16) == uint8_t(DeviceEncoding16::kFloat16) &&
-              uint8_t(ScoreEncoding16::kRelative16) == uint8_t(DeviceEncoding16::kRelative16));
+static_assert(uint8_t(DeviceScoreEncoding::kFloat16) == uint8_t(DeviceRowEncoding::kFloat16) &&
+              uint8_t(DeviceScoreEncoding::kRelative16) ==
+                  uint8_t(DeviceRowEncoding::kRelative16) &&
+              uint8_t(DeviceScoreEncoding::kBeamSparse) == uint8_t(DeviceRowEncoding::kBeamSparse));
+
+// Candidates a frame has room for: enough for any max_states a decoder sets in practice (a row
+// with more within its beam is selected on the host from its float row, as before).
+constexpr int32_t kMaxBeamCandidates = 1024;
+
+BeamCandidates CudaWorkspace::beam_candidates() const {
+  if (!last_beam_) return {};
+  return {beam_counts_.get(), beam_scores_.get(), beam_states_.get(), beam_capacity_};
+}
 
 absl::Status CudaWorkspace::EnqueueEncoding(std::span<const FusionSegment> segments, int32_t models,
                                             int32_t frames, int32_t states) {
-  bool any = false;
+  bool any16 = false, any_beam = false;
   int32_t t = 0;
   for (const FusionSegment& segment : segments) {
     // Rows left unfused have nothing to encode.
-    const ScoreEncoding16 encoding =
-        models == 1 || segment.fusion != nullptr ? segment.encoding : ScoreEncoding16::kNone;
-    any = any || encoding != ScoreEncoding16::kNone;
-    std::fill_n(pinned_modes_.get() + t, segment.frames, static_cast<DeviceEncoding16>(encoding));
+    const DeviceScoreEncoding encoding =
+        models == 1 || segment.fusion != nullptr ? segment.encoding : DeviceScoreEncoding::kNone;
+    any16 = any16 || encoding == DeviceScoreEncoding::kFloat16 ||
+            encoding == DeviceScoreEncoding::kRelative16;
+    any_beam = any_beam || encoding == DeviceScoreEncoding::kBeamSparse;
+    std::fill_n(pinned_modes_.get() + t, segment.frames, static_cast<DeviceRowEncoding>(encoding));
+    std::fill_n(pinned_beams_.get() + t, segment.frames, segment.beam);
     t += segment.frames;
   }
-  if (!any) return absl::OkStatus();
+  if (!any16 && !any_beam) return absl::OkStatus();
+  DeviceBeamOutput beam;
+  if (any_beam) {
+    const int32_t capacity = std::min(states, kMaxBeamCandidates);
+    if (beam_frames_ < capacity_.frames || beam_capacity_ < capacity) {
+      // No batch is in flight on this workspace: its last Wait has returned.
+      beam_scores_ = {};
+      beam_states_ = {};
+      beam_counts_ = {};
+      beam_frames_ = beam_capacity_ = 0;
+      const size_t room = size_t(capacity_.frames) * size_t(capacity);
+      GMM_ASSIGN_OR_RETURN(beam_scores_, PinnedArray<float>::Allocate(room));
+      GMM_ASSIGN_OR_RETURN(beam_states_, PinnedArray<int32_t>::Allocate(room));
+      GMM_ASSIGN_OR_RETURN(beam_counts_, PinnedArray<int32_t>::Allocate(size_t(capacity_.frames)));
+      beam_frames_ = capacity_.frames;
+      beam_capacity_ = capacity;
+    }
+    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_beams_.get(), pinned_beams_.get(),
+                                             size_t(frames) * sizeof(float), cudaMemcpyHostToDevice,
+                                             stream_));
+    // Pinned memory is mapped into the device's address space (unified addressing).
+    void* scores = nullptr;
+    void* states_out = nullptr;
+    void* counts = nullptr;
+    GMM_CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&scores, beam_scores_.get(), 0));
+    GMM_CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&states_out, beam_states_.get(), 0));
+    GMM_CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&counts, beam_counts_.get(), 0));
+    beam = {device_beams_.get(), beam_capacity_, static_cast<float*>(scores),
+            static_cast<int32_t*>(states_out), static_cast<int32_t*>(counts)};
+  }
   GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_modes_.get(), pinned_modes_.get(),
-                                           size_t(frames) * sizeof(DeviceEncoding16),
+                                           size_t(frames) * sizeof(DeviceRowEncoding),
                                            cudaMemcpyHostToDevice, stream_));
-  GMM_RETURN_IF_ERROR(LaunchEncode16(device_fused_.get(), frames, states, device_modes_.get(),
-                                     device_encoded_.get(), device_best_score_.get(),
-                                     device_best_state_.get(), stream_));
-  GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pinned_encoded_.get(), device_encoded_.get(),
-                                           size_t(frames) * size_t(states) * sizeof(uint16_t),
-                                           cudaMemcpyDeviceToHost, stream_));
+  GMM_RETURN_IF_ERROR(LaunchEncodeRows(
+      device_fused_.get(), frames, states, device_modes_.get(), device_encoded_.get(),
+      device_best_score_.get(), device_best_state_.get(), any_beam ? &beam : nullptr, stream_));
+  if (any16) {
+    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pinned_encoded_.get(), device_encoded_.get(),
+                                             size_t(frames) * size_t(states) * sizeof(uint16_t),
+                                             cudaMemcpyDeviceToHost, stream_));
+  }
   GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pinned_best_score_.get(), device_best_score_.get(),
                                            size_t(frames) * sizeof(float), cudaMemcpyDeviceToHost,
                                            stream_));
@@ -283,6 +332,8 @@ absl::Status CudaWorkspace::EnqueueEncoding(std::span<const FusionSegment> segme
                                            size_t(frames) * sizeof(int32_t), cudaMemcpyDeviceToHost,
                                            stream_));
   last_encoded_ = true;
+  last_encoded16_ = any16;
+  last_beam_ = any_beam;
   return absl::OkStatus();
 }
 

@@ -22,7 +22,7 @@
 #include "kernels/compute_device.h"
 #include "kernels/cuda/cuda_buffers.h"
 #include "kernels/cuda/cuda_resident_model.h"
-#include "kernels/cuda/encode16_kernel.h"
+#include "kernels/cuda/encode_rows_kernel.h"
 #include "kernels/cuda/fusion_kernels.h"
 #include "kernels/cuda/kernel_config.h"
 #include "model/fusion.h"
@@ -78,10 +78,13 @@ class CudaWorkspace {
   const float* fused() const { return pinned_fused_.get(); }
   const float* model_scores(int32_t k) const;
   // After Wait, where a segment of the batch asked for a 16-bit encoding (else null): the rows in
-  // their encodings and the frames' best states and scores (encode16_kernel.h).
-  const uint16_t* encoded16() const { return last_encoded_ ? pinned_encoded_.get() : nullptr; }
+  // their encodings and the frames' best states and scores (encode_rows_kernel.h).
+  const uint16_t* encoded16() const { return last_encoded16_ ? pinned_encoded_.get() : nullptr; }
   const int32_t* best_states() const { return last_encoded_ ? pinned_best_state_.get() : nullptr; }
   const float* best_scores() const { return last_encoded_ ? pinned_best_score_.get() : nullptr; }
+  // After Wait, where a segment asked for kBeamSparse (else counts null): the candidates, in
+  // pinned host memory the kernel wrote directly.
+  BeamCandidates beam_candidates() const;
   // The next select batch starts a new sequence of frames.
   void ResetSelect() { select_frames_seen_ = 0; }
 
@@ -122,7 +125,9 @@ class CudaWorkspace {
   int32_t last_frames_ = 0;
   int32_t last_states_ = 0;
   bool last_copied_models_ = false;
-  bool last_encoded_ = false;
+  bool last_encoded_ = false;    // some segment asked for an encoding: the frames' best
+  bool last_encoded16_ = false;  // some asked for a 16-bit one
+  bool last_beam_ = false;       // some asked for beam candidates
 
   DeviceArray<float> device_feats_;   // [frames][dim]
   DeviceArray<float> device_fused_;   // [frames][states]
@@ -132,7 +137,7 @@ class CudaWorkspace {
   DeviceArray<int32_t> device_frame_segment_;         // [frames]
   DeviceArray<float> frame_best_;                     // [models][frames]: select
   DeviceArray<double> window_sums_;                   // [models][frames]: select
-  DeviceArray<DeviceEncoding16> device_modes_;        // [frames]
+  DeviceArray<DeviceRowEncoding> device_modes_;       // [frames]
   DeviceArray<uint16_t> device_encoded_;              // [frames][states]
   DeviceArray<float> device_best_score_;              // [frames]
   DeviceArray<int32_t> device_best_state_;            // [frames]
@@ -141,10 +146,20 @@ class CudaWorkspace {
   PinnedArray<float> pinned_models_;
   PinnedArray<DeviceFusionSegment> pinned_segments_;
   PinnedArray<int32_t> pinned_frame_segment_;
-  PinnedArray<DeviceEncoding16> pinned_modes_;
+  PinnedArray<DeviceRowEncoding> pinned_modes_;
   PinnedArray<uint16_t> pinned_encoded_;
   PinnedArray<float> pinned_best_score_;
   PinnedArray<int32_t> pinned_best_state_;
+  // BEAM_SPARSE: each frame's beam in, and its candidates out, written by the kernel straight into
+  // pinned host memory (only the kept entries cross the bus). The candidates' buffers are made at
+  // the first batch that asks, for capacity().frames frames of beam_capacity_ each.
+  DeviceArray<float> device_beams_;  // [frames]
+  PinnedArray<float> pinned_beams_;  // [frames]
+  int32_t beam_capacity_ = 0;
+  int32_t beam_frames_ = 0;
+  PinnedArray<float> beam_scores_;    // [beam_frames_][beam_capacity_]
+  PinnedArray<int32_t> beam_states_;  // [beam_frames_][beam_capacity_]
+  PinnedArray<int32_t> beam_counts_;  // [beam_frames_]
 
   // The select rule's running sums on the device, for one sequence at a time.
   DeviceArray<double> select_recent_;  // [models][window]

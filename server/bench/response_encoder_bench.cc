@@ -1,7 +1,7 @@
 // response_encoder_bench: what ResponseEncoder::Encode costs the daemon's CPU per window, for each
 // encoding the host makes (a window of 10 frames x 5000 states, model (c)'s shape), and for
 // BEAM_SPARSE as a function of how many states a frame has within the beam. On a GPU the 16-bit
-// encodings are made by the device (kernels/cuda/encode16_kernel); BEAM_SPARSE, FLOAT32 and state
+// encodings are made by the device (kernels/cuda/encode_rows_kernel); BEAM_SPARSE, FLOAT32 and state
 // subsets are always encoded here.
 //
 //   response_encoder_bench [--benchmark_filter=BeamSparse]

@@ -52,15 +52,17 @@ int64_t ResponseEncoder::MaxBytes(int32_t frames, int32_t num_states) const {
   return int64_t(frames) * (columns * per_value + 16);  // + best state, score and count
 }
 
-ScoreEncoding16 ResponseEncoder::device_encoding() const {
-  if (!options_.state_subset.empty()) return ScoreEncoding16::kNone;
+DeviceScoreEncoding ResponseEncoder::device_encoding() const {
+  if (!options_.state_subset.empty()) return DeviceScoreEncoding::kNone;
   switch (options_.encoding) {
     case v1::StreamConfig::FLOAT16:
-      return ScoreEncoding16::kFloat16;
+      return DeviceScoreEncoding::kFloat16;
     case v1::StreamConfig::RELATIVE16:
-      return ScoreEncoding16::kRelative16;
+      return DeviceScoreEncoding::kRelative16;
+    case v1::StreamConfig::BEAM_SPARSE:
+      return DeviceScoreEncoding::kBeamSparse;
     default:
-      return ScoreEncoding16::kNone;
+      return DeviceScoreEncoding::kNone;
   }
 }
 
@@ -73,6 +75,28 @@ void ResponseEncoder::EncodeEncoded(std::string values, std::span<const int32_t>
   out->mutable_best_state()->Add(best_states.begin(), best_states.end());
   out->mutable_best_score()->Add(best_scores.begin(), best_scores.end());
   out->set_scores(std::move(values));
+}
+
+void ResponseEncoder::EncodeBeamCandidates(std::span<const int32_t> counts,
+                                           std::span<const float> scores,
+                                           std::span<const int32_t> states,
+                                           std::span<const int32_t> best_states,
+                                           std::span<const float> best_scores, int32_t num_states,
+                                           v1::ScoreResponse* out) {
+  out->set_num_frames(int32_t(counts.size()));
+  out->set_num_states(num_states);
+  out->set_encoding(options_.encoding);
+  out->mutable_best_state()->Add(best_states.begin(), best_states.end());
+  out->mutable_best_score()->Add(best_scores.begin(), best_scores.end());
+  out->mutable_scores()->clear();
+  size_t first = 0;
+  for (const int32_t count : counts) {
+    const size_t n = size_t(count);
+    if (keys_.size() < n) keys_.resize(n);
+    for (size_t p = 0; p < n; ++p) keys_[p] = BeamKey(scores[first + p], int32_t(p));
+    AppendKept(n, scores.data() + first, states.data() + first, out);
+    first += n;
+  }
 }
 
 void ResponseEncoder::Encode(MatrixView scores, v1::ScoreResponse* out) {
@@ -127,6 +151,11 @@ void ResponseEncoder::AppendBeam(const float* row, int32_t columns, int32_t best
   for (int32_t c = 0; c < columns; ++c) {
     if (__builtin_expect(row[c] >= threshold, 0)) keys_[n++] = BeamKey(row[c], c);
   }
+  AppendKept(n, row, options_.state_subset.empty() ? nullptr : options_.state_subset.data(), out);
+}
+
+void ResponseEncoder::AppendKept(size_t n, const float* scores, const int32_t* ids,
+                                 v1::ScoreResponse* out) {
   const auto first = keys_.begin(), last = keys_.begin() + ptrdiff_t(n);
   // Best first, equal scores by state order; past max_states only the first max_states.
   size_t keep = n;
@@ -137,11 +166,10 @@ void ResponseEncoder::AppendBeam(const float* row, int32_t columns, int32_t best
   std::sort(first, first + ptrdiff_t(keep));
   values_.resize(keep);
   ids_.resize(keep);
-  const std::vector<int32_t>& subset = options_.state_subset;
   for (size_t k = 0; k < keep; ++k) {
-    const auto column = int32_t(keys_[k] & 0xffffffffu);
-    values_[k] = row[column];
-    ids_[k] = subset.empty() ? column : subset[size_t(column)];
+    const auto p = int32_t(keys_[k] & 0xffffffffu);
+    values_[k] = scores[p];
+    ids_[k] = ids == nullptr ? p : ids[p];
   }
   wire::AppendFloat32(values_, out->mutable_scores());
   wire::AppendInt32(ids_, out->mutable_sparse_states());

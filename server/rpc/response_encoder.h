@@ -27,14 +27,23 @@ class ResponseEncoder {
 
   // Fills scores, sparse fields, best_state/best_score, num_frames and num_states of out.
   void Encode(MatrixView scores, v1::ScoreResponse* out);
-  // The encoding a device may make of this stream's rows where it scores (BatchSlot::encoded16):
-  // FLOAT16 or RELATIVE16 of every state; kNone for the other encodings and state subsets.
-  ScoreEncoding16 device_encoding() const;
+  // The encoding a device may make of this stream's rows where it scores: FLOAT16 or RELATIVE16
+  // of every state (BatchSlot::encoded16), BEAM_SPARSE's candidates among every state
+  // (BatchSlot::beam_candidates, with beam()); kNone for FLOAT32 and state subsets.
+  DeviceScoreEncoding device_encoding() const;
+  float beam() const { return options_.beam; }
   // As Encode, from rows the device encoded in device_encoding() (little-endian 16-bit values,
   // best_states.size() frames x states), with each frame's best state and score: the values
   // become the response's scores as they are.
   void EncodeEncoded(std::string values, std::span<const int32_t> best_states,
                      std::span<const float> best_scores, int32_t states, v1::ScoreResponse* out);
+  // As Encode, from the BEAM_SPARSE candidates a device selected: per frame counts[t] of them in
+  // scores and states (model state ids, in state order), frame after frame, with each frame's best
+  // state and score; the same response Encode makes of the frames' rows.
+  void EncodeBeamCandidates(std::span<const int32_t> counts, std::span<const float> scores,
+                            std::span<const int32_t> states, std::span<const int32_t> best_states,
+                            std::span<const float> best_scores, int32_t num_states,
+                            v1::ScoreResponse* out);
   // Bytes of a response for `frames` frames of `num_states` model states (memory accounting).
   int64_t MaxBytes(int32_t frames, int32_t num_states) const;
 
@@ -42,6 +51,10 @@ class ResponseEncoder {
   // BEAM_SPARSE: one frame's states within the beam of its best (column `best` of row), best
   // first, at most max_states, appended to out's scores and sparse_states.
   void AppendBeam(const float* row, int32_t columns, int32_t best, v1::ScoreResponse* out);
+  // BEAM_SPARSE: of one frame's n entries within the beam, keys_[0, n) (their scores' BeamKeys
+  // with their places p in scores, which are in state order), the best max_states, best first:
+  // scores[p] and state id ids[p] (ids null: p) appended to out.
+  void AppendKept(size_t n, const float* scores, const int32_t* ids, v1::ScoreResponse* out);
 
   const EncoderOptions options_;
   std::vector<float> row_;  // one frame's chosen scores

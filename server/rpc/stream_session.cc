@@ -282,6 +282,7 @@ void StreamSession::CutWindow(int32_t frames) {
   w.ready = cut.ready;
   w.fusion = fusion_spec_;
   w.encoding = encoder_->device_encoding();
+  w.beam = encoder_->beam();
   in_order_.Cut(w.first_frame);
   ++windows_out_;
   services_.batcher->Submit(setup_->models, std::move(w));
@@ -551,10 +552,15 @@ void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
   }
   const int32_t states = setup_->models->models.front()->num_states();
   const int32_t frames = int32_t(encoded.best_states.size());
-  if (!encoded.values.empty()) {
-    // Rows the device encoded become the response's scores as they are.
-    encoder_->EncodeEncoded(std::move(encoded.values), encoded.best_states, encoded.best_scores,
-                            states, &r);
+  if (!encoded.empty()) {
+    if (encoded.beam_counts.empty()) {
+      // Rows the device encoded become the response's scores as they are.
+      encoder_->EncodeEncoded(std::move(encoded.values), encoded.best_states, encoded.best_scores,
+                              states, &r);
+    } else {
+      encoder_->EncodeBeamCandidates(encoded.beam_counts, encoded.beam_scores, encoded.beam_states,
+                                     encoded.best_states, encoded.best_scores, states, &r);
+    }
     out.bytes = encoder_->MaxBytes(frames, states);
     AddBuffered(out.bytes);
     return;

@@ -29,13 +29,19 @@ struct ModelSet {
 
 class WindowSink;
 
-// A window's rows as the device encoded them (BatchSlot::encoded16), copied out of the batch's
-// buffers: frames x states little-endian 16-bit values, ready to be a response's scores, and each
-// frame's best state and score.
+// A window's rows as the device encoded them, copied out of the batch's buffers: frames x states
+// little-endian 16-bit values, ready to be a response's scores (BatchSlot::encoded16), or each
+// frame's BEAM_SPARSE candidates (BatchSlot::beam_candidates); and each frame's best state and
+// score.
 struct EncodedRows {
-  std::string values;  // empty: not encoded on the device
+  std::string values;                // 16-bit rows; empty: none
+  std::vector<int32_t> beam_counts;  // per frame; empty: no candidates
+  std::vector<float> beam_scores;    // the frames' candidates, frame after frame, in state order
+  std::vector<int32_t> beam_states;
   std::vector<int32_t> best_states;
   std::vector<float> best_scores;
+  // Not encoded on the device: the window comes with its float rows.
+  bool empty() const { return values.empty() && beam_counts.empty(); }
 };
 
 struct Window {
@@ -47,9 +53,10 @@ struct Window {
   std::shared_ptr<const FusionSpec> fusion;
   Clock::time_point ready;  // when the window was cut (its last frame had been read)
   Clock::time_point queued;
-  // The 16-bit encoding the stream sends, for a device that encodes where it scores; and, on
-  // delivery, the rows it made.
-  ScoreEncoding16 encoding = ScoreEncoding16::kNone;
+  // The encoding the stream sends, for a device that encodes where it scores (with its beam for
+  // kBeamSparse); and, on delivery, what the device made.
+  DeviceScoreEncoding encoding = DeviceScoreEncoding::kNone;
+  float beam = 0.0f;
   EncodedRows encoded;
 };
 

@@ -18,11 +18,43 @@ struct Delivery {
   std::atomic<int32_t> tasks_left{0};
 };
 
-// Windows [begin, end): first every window's rows are copied out of the batch's buffers (a
-// window the device encoded: its 16-bit rows, straight into what becomes its response's scores,
-// unless a row holds a NaN; the others: their float rows), and the last task to finish copying
-// releases the buffers, so the GPU's next batch never waits for the streams' encoding; then
-// the sinks run.
+// What the device made of window w's rows (16-bit rows, straight into what becomes its
+// response's scores; or BEAM_SPARSE candidates) into w.encoded; false, and nothing, where it made
+// nothing of them or left a row to the host (a NaN in it, or more candidates than it had room
+// for).
+bool TakeEncoded(const BatchScores& scores, int32_t first, Window* w) {
+  const int32_t rows = w->feats.rows, states = scores.states;
+  if (scores.best_states == nullptr) return false;
+  const int32_t* best = scores.best_states + first;
+  if (!std::all_of(best, best + rows, [](int32_t s) { return s >= 0; })) return false;
+  if (w->encoding == DeviceScoreEncoding::kBeamSparse) {
+    const BeamCandidates& beam = scores.beam;
+    if (beam.counts == nullptr) return false;
+    const int32_t* counts = beam.counts + first;
+    if (!std::all_of(counts, counts + rows, [](int32_t n) { return n >= 0; })) return false;
+    w->encoded.beam_counts.assign(counts, counts + rows);
+    for (int32_t t = first; t < first + rows; ++t) {
+      const size_t at = size_t(t) * size_t(beam.capacity), n = size_t(beam.counts[t]);
+      w->encoded.beam_scores.insert(w->encoded.beam_scores.end(), beam.scores + at,
+                                    beam.scores + at + n);
+      w->encoded.beam_states.insert(w->encoded.beam_states.end(), beam.states + at,
+                                    beam.states + at + n);
+    }
+  } else {
+    if (scores.encoded16 == nullptr) return false;
+    wire::AppendUint16(
+        {scores.encoded16 + size_t(first) * size_t(states), size_t(rows) * size_t(states)},
+        &w->encoded.values);
+  }
+  w->encoded.best_states.assign(best, best + rows);
+  w->encoded.best_scores.assign(scores.best_scores + first, scores.best_scores + first + rows);
+  return true;
+}
+
+// Windows [begin, end): first every window's rows are copied out of the batch's buffers (what
+// the device made of them, TakeEncoded; else their float rows), and the last task to finish
+// copying releases the buffers, so the GPU's next batch never waits for the streams' encoding;
+// then the sinks run.
 void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) {
   const ModelSet& set = *d->batch.models;
   const int32_t states = d->scores.states;
@@ -32,16 +64,8 @@ void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) 
     const int32_t rows = w.feats.rows, first = d->first_row[i];
     const size_t offset = size_t(first) * size_t(states);
     const bool fused = d->scores.fused != nullptr && FusedByBackend(set, w);
-    if (fused && d->scores.encoded16 != nullptr && w.encoding != ScoreEncoding16::kNone) {
-      const int32_t* best = d->scores.best_states + first;
-      if (std::all_of(best, best + rows, [](int32_t s) { return s >= 0; })) {
-        w.encoded.best_states.assign(best, best + rows);
-        w.encoded.best_scores.assign(d->scores.best_scores + first,
-                                     d->scores.best_scores + first + rows);
-        wire::AppendUint16({d->scores.encoded16 + offset, size_t(rows) * size_t(states)},
-                           &w.encoded.values);
-        continue;
-      }
+    if (fused && w.encoding != DeviceScoreEncoding::kNone && TakeEncoded(d->scores, first, &w)) {
+      continue;
     }
     WindowScores views;
     if (fused) {
@@ -55,7 +79,7 @@ void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) 
   if (d->tasks_left.fetch_sub(1) == 1) d->release();
   for (size_t i = begin; i < end; ++i) {
     Window& w = d->batch.windows[i];
-    WindowScores views = w.encoded.values.empty() ? ViewScores(copies[i - begin]) : WindowScores();
+    WindowScores views = w.encoded.empty() ? ViewScores(copies[i - begin]) : WindowScores();
     std::shared_ptr<WindowSink> sink = w.sink;
     sink->OnWindowScored(std::move(w), std::move(views));
   }

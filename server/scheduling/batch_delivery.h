@@ -20,10 +20,12 @@ struct BatchScores {
   const float* fused = nullptr;
   // Each model's scores; may be empty when every window is fused.
   std::vector<const float*> per_model;
-  // Where the device encoded (BatchSlot::encoded16): the 16-bit rows and each frame's best.
+  // Where the device encoded (BatchSlot::encoded16, best_states, best_scores): the 16-bit rows
+  // and each frame's best.
   const uint16_t* encoded16 = nullptr;
   const int32_t* best_states = nullptr;
   const float* best_scores = nullptr;
+  BeamCandidates beam;  // where the device selected BEAM_SPARSE candidates
 };
 
 // Calls each window's sink with its rows (one matrix where fused, else one per model) or, where

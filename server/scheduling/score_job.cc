@@ -21,7 +21,7 @@ absl::Status ScoreJob::Enqueue(BatchSlot& slot, int32_t residency_index) {
     const bool fused = FusedByBackend(set, w);
     per_model_ = per_model_ || !fused;
     segments.push_back({w.feats.rows, fused && models.size() > 1 ? w.fusion.get() : nullptr,
-                        fused ? w.encoding : ScoreEncoding16::kNone});
+                        fused ? w.encoding : DeviceScoreEncoding::kNone, w.beam});
     std::memcpy(staged, w.feats.data.data(), w.feats.data.size() * sizeof(float));
     staged += w.feats.data.size();
   }
@@ -40,6 +40,7 @@ void ScoreJob::Complete(BatchSlot& slot, const absl::Status& status,
       scores.encoded16 = slot.encoded16();
       scores.best_states = slot.best_states();
       scores.best_scores = slot.best_scores();
+      scores.beam = slot.beam_candidates();
       if (per_model_ || scores.fused == nullptr) {
         for (size_t k = 0; k < set.models.size(); ++k) {
           scores.per_model.push_back(slot.model_scores(int32_t(k)));
