@@ -89,8 +89,14 @@ class BatchSlot {
   virtual absl::Status Wait() = 0;
   // After Wait, frames x states rows: the fused scores of the segments that had a rule (rows of
   // the others unspecified), or null where the device leaves fusion to the caller; and model k's
-  // scores.
+  // scores. Where every segment of a batch asked for an encoding the device may leave the fused
+  // rows where it made them: FetchFusedRows makes some readable here.
   virtual const float* fused() const = 0;
+  // After Wait: rows [first, first + rows) of fused() readable (a copy from the device where it
+  // left them there; nothing where they are already here). May be called from several threads.
+  virtual absl::Status FetchFusedRows(int32_t /*first*/, int32_t /*rows*/) {
+    return absl::OkStatus();
+  }
   virtual const float* model_scores(int32_t k) const = 0;
   // After Wait, where the device encodes (null where it does not, or no segment asked): frames x
   // states 16-bit values, the rows of segments with a 16-bit encoding in it (others unspecified),

@@ -469,6 +469,37 @@ TEST_F(CudaWorkspaceTest, OneModelIsScoredStraightIntoTheOutput) {
   EXPECT_EQ(Rows(s.workspace->fused(), 0, 64, 150), own);
 }
 
+// A batch whose every segment asked for an encoding leaves its float rows on the device; the
+// rows fetched (for a window the kernel left to the host) are the scores.
+TEST_F(CudaWorkspaceTest, LeavesEncodedRowsOnTheDeviceUntilFetched) {
+  TwoModelSetup s;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));
+  const Matrix feats = RandomFeatures(16, kDim, 0.0f, 2.5f, 8);
+  std::copy(feats.data.begin(), feats.data.end(), s.workspace->staged_feats());
+  // The pinned rows hold NaN before: what is not fetched stays so.
+  float* host_rows = const_cast<float*>(s.workspace->fused());
+  std::fill_n(host_rows, 16 * 150, std::nanf(""));
+  const std::vector<FusionSegment> segments = {
+      {10, nullptr, DeviceScoreEncoding::kRelative16},
+      {6, nullptr, DeviceScoreEncoding::kBeamSparse, 5.0f}};
+  ASSERT_TRUE(
+      s.workspace->Enqueue({s.set.data(), 1}, {s.configs.data(), 1}, segments, 16, false).ok());
+  ASSERT_TRUE(s.workspace->Wait().ok());
+  Matrix own;
+  ASSERT_TRUE(s.scorers[0]->Score(feats, &own).ok());
+  for (int32_t t = 0; t < 10; ++t) {
+    const HostEncoded host = EncodeOnHost(own.row(t), 150, DeviceScoreEncoding::kRelative16);
+    EXPECT_EQ(s.workspace->best_states()[t], host.best) << "frame " << t;
+  }
+  EXPECT_NE(s.workspace->beam_candidates().counts, nullptr);
+  EXPECT_TRUE(std::isnan(host_rows[3 * 150])) << "not copied back";
+  ASSERT_TRUE(s.workspace->FetchFusedRows(4, 3).ok());
+  EXPECT_EQ(Rows(host_rows, 4, 3, 150), Rows(own.data.data(), 4, 3, 150));
+  EXPECT_TRUE(std::isnan(host_rows[3 * 150]));
+  EXPECT_TRUE(std::isnan(host_rows[7 * 150]));
+  EXPECT_EQ(s.workspace->FetchFusedRows(10, 7).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(CudaWorkspaceTest, RefusesWhatItCannotDo) {
   TwoModelSetup s;
   ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));

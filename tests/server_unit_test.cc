@@ -28,6 +28,7 @@
 #include "server/rpc/response_encoder.h"
 #include "server/rpc/stream_fusion.h"
 #include "server/rpc/window_cutter.h"
+#include "server/scheduling/batch_delivery.h"
 #include "server/scheduling/batcher.h"
 #include "server/scheduling/lane.h"
 #include "server/scheduling/score_job.h"
@@ -308,6 +309,100 @@ TEST(ResponseEncoderTest, RowsEncodedOnTheDeviceMakeTheSameResponse) {
   EXPECT_EQ(server::ResponseEncoder(sparse).device_encoding(), DeviceScoreEncoding::kBeamSparse);
   sparse.state_subset = {3, 1};
   EXPECT_EQ(server::ResponseEncoder(sparse).device_encoding(), DeviceScoreEncoding::kNone);
+}
+
+// Delivery of a batch whose windows all asked the device to encode: a BEAM_SPARSE window takes
+// its candidates, a RELATIVE16 window its 16-bit rows, and a window with a row the device left to
+// the host fetches its float rows (which such a batch leaves on the device) and gets them; the
+// buffers are released once all is copied.
+TEST(BatchDeliveryTest, EncodedWindowsTakeWhatTheDeviceMadeAndTheRestFetchTheirRows) {
+  constexpr int32_t kStates = 5, kCapacity = 3;
+  struct Got {
+    int64_t first_frame = 0;
+    server::EncodedRows encoded;
+    std::vector<Matrix> rows;
+  };
+  class KeepingSink final : public server::WindowSink {
+   public:
+    void OnWindowScored(server::Window w, absl::StatusOr<server::WindowScores> scores) override {
+      std::lock_guard lock(mu);
+      ASSERT_TRUE(scores.ok()) << scores.status();
+      got[w.first_frame] = {w.first_frame, std::move(w.encoded), server::CopyScores(*scores)};
+    }
+    std::mutex mu;
+    std::map<int64_t, Got> got;
+  };
+  auto sink = std::make_shared<KeepingSink>();
+  // Frames 0-1: BEAM_SPARSE; 2-3: BEAM_SPARSE, frame 3 left to the host; 4-5: RELATIVE16.
+  std::vector<float> fused(6 * kStates);
+  std::iota(fused.begin(), fused.end(), -30.0f);
+  const std::vector<int32_t> best_states = {4, 4, 4, 4, 4, 4};
+  std::vector<float> best_scores;
+  for (int32_t t = 0; t < 6; ++t) best_scores.push_back(fused[size_t(t * kStates + 4)]);
+  const std::vector<int32_t> counts = {1, 2, 1, -1, 0, 0};
+  std::vector<float> kept(6 * kCapacity, 0.0f);
+  std::vector<int32_t> kept_states(6 * kCapacity, 0);
+  kept[0] = -26.0f, kept_states[0] = 4;
+  kept[3] = -22.0f, kept_states[3] = 3;
+  kept[4] = -21.0f, kept_states[4] = 4;
+  kept[6] = -16.0f, kept_states[6] = 4;
+  std::vector<uint16_t> encoded16(6 * kStates);
+  std::iota(encoded16.begin(), encoded16.end(), uint16_t(100));
+
+  server::Batch batch;
+  batch.models = std::make_shared<const server::ModelSet>(
+      server::ModelSet{{nullptr}, "one"});  // one model: fused where scored
+  for (int64_t first : {0, 2, 4}) {
+    server::Window& w = batch.windows.emplace_back();
+    w.sink = sink;
+    w.first_frame = first;
+    w.feats = Matrix(2, 3);
+    w.encoding = first < 4 ? DeviceScoreEncoding::kBeamSparse : DeviceScoreEncoding::kRelative16;
+    w.beam = 10.0f;
+  }
+  batch.frames = 6;
+  server::BatchScores scores;
+  scores.states = kStates;
+  std::vector<float> device_rows = fused;  // where the "device" keeps them
+  std::vector<float> host_rows(fused.size(), std::nanf(""));
+  scores.fused = host_rows.data();
+  scores.encoded16 = encoded16.data();
+  scores.best_states = best_states.data();
+  scores.best_scores = best_scores.data();
+  scores.beam = {counts.data(), kept.data(), kept_states.data(), kCapacity};
+  std::vector<std::pair<int32_t, int32_t>> fetched;
+  std::mutex fetched_mu;
+  scores.fetch_fused = [&](int32_t first, int32_t rows) {
+    std::lock_guard lock(fetched_mu);
+    fetched.emplace_back(first, rows);
+    std::copy_n(device_rows.begin() + first * kStates, rows * kStates,
+                host_rows.begin() + first * kStates);
+    return absl::OkStatus();
+  };
+  std::atomic<bool> released{false};
+  {
+    server::TaskQueue pool(2);
+    server::DeliverScores(std::move(batch), scores, &pool, [&] { released = true; });
+  }  // runs the tasks and joins
+  EXPECT_TRUE(released.load());
+  ASSERT_EQ(sink->got.size(), 3u);
+  EXPECT_EQ(fetched, (std::vector<std::pair<int32_t, int32_t>>{{2, 2}}));
+  const Got& a = sink->got.at(0);
+  EXPECT_EQ(a.encoded.beam_counts, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(a.encoded.beam_scores, (std::vector<float>{-26.0f, -22.0f, -21.0f}));
+  EXPECT_EQ(a.encoded.beam_states, (std::vector<int32_t>{4, 3, 4}));
+  EXPECT_EQ(a.encoded.best_states, (std::vector<int32_t>{4, 4}));
+  EXPECT_TRUE(a.rows.empty());
+  const Got& b = sink->got.at(2);
+  EXPECT_TRUE(b.encoded.empty());
+  ASSERT_EQ(b.rows.size(), 1u);
+  EXPECT_EQ(b.rows[0].data,
+            std::vector<float>(fused.begin() + 2 * kStates, fused.begin() + 4 * kStates));
+  const Got& c = sink->got.at(4);
+  std::string want;
+  wire::AppendUint16({encoded16.data() + 4 * kStates, size_t(2 * kStates)}, &want);
+  EXPECT_EQ(c.encoded.values, want);
+  EXPECT_TRUE(c.rows.empty());
 }
 
 // What a device selects (encode_rows_kernel.h: the states within the beam, in state order; rows

@@ -54,6 +54,9 @@ class CudaComputeDevice::Slot final : public BatchSlot {
   CudaWorkspace& workspace() const { return *workspace_; }
   absl::Status Wait() override { return workspace_->Wait(); }
   const float* fused() const override { return workspace_->fused(); }
+  absl::Status FetchFusedRows(int32_t first, int32_t rows) override {
+    return workspace_->FetchFusedRows(first, rows);
+  }
   const float* model_scores(int32_t k) const override { return workspace_->model_scores(k); }
   const uint16_t* encoded16() const override { return workspace_->encoded16(); }
   const int32_t* best_states() const override { return workspace_->best_states(); }

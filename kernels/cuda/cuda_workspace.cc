@@ -241,7 +241,14 @@ absl::Status CudaWorkspace::EnqueueBatch(std::span<const CudaResidentModel* cons
   if (num_models > 1) {
     GMM_RETURN_IF_ERROR(EnqueueFusion(segments, num_models, frames, states, &fused));
   }
-  if (fused) {
+  // Where every segment asked for an encoding the float rows stay on the device: only the rows
+  // the kernel leaves to the host are fetched (FetchFusedRows), and a batch does not carry 20 KB
+  // a frame across the bus that nobody reads.
+  const bool all_encoded = std::all_of(segments.begin(), segments.end(), [&](const auto& s) {
+    return s.encoding != DeviceScoreEncoding::kNone && (num_models == 1 || s.fusion != nullptr);
+  });
+  last_fused_here_ = fused && !all_encoded;
+  if (last_fused_here_) {
     GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pinned_fused_.get(), device_fused_.get(),
                                              batch_floats * sizeof(float), cudaMemcpyDeviceToHost,
                                              stream_));
@@ -263,6 +270,21 @@ static_assert(uint8_t(DeviceScoreEncoding::kFloat16) == uint8_t(DeviceRowEncodin
 // Candidates a frame has room for: enough for any max_states a decoder sets in practice (a row
 // with more within its beam is selected on the host from its float row, as before).
 constexpr int32_t kMaxBeamCandidates = 1024;
+
+absl::Status CudaWorkspace::FetchFusedRows(int32_t first, int32_t rows) {
+  if (in_flight_) return absl::FailedPreconditionError("FetchFusedRows before Wait");
+  if (first < 0 || rows < 0 || first + rows > last_frames_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fused rows ", first, "+", rows, " of a batch of ", last_frames_, " frames"));
+  }
+  if (last_fused_here_ || rows == 0) return absl::OkStatus();
+  const size_t offset = size_t(first) * size_t(last_states_);
+  GMM_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the calling thread's device
+  GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+      pinned_fused_.get() + offset, device_fused_.get() + offset,
+      size_t(rows) * size_t(last_states_) * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+  return CudaStatus(cudaStreamSynchronize(stream_), "fetching fused rows");
+}
 
 BeamCandidates CudaWorkspace::beam_candidates() const {
   if (!last_beam_) return {};

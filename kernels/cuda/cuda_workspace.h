@@ -76,6 +76,10 @@ class CudaWorkspace {
   // After Wait, frames x states rows in pinned memory: the fused scores (rows of unfused
   // segments unspecified), and model k's scores (with copy_model_scores).
   const float* fused() const { return pinned_fused_.get(); }
+  // After Wait: rows [first, first + rows) of fused() copied from the device where the batch left
+  // them there (every segment asked for an encoding: its float rows are only read for rows the
+  // kernel left to the host). Safe from several threads.
+  absl::Status FetchFusedRows(int32_t first, int32_t rows);
   const float* model_scores(int32_t k) const;
   // After Wait, where a segment of the batch asked for a 16-bit encoding (else null): the rows in
   // their encodings and the frames' best states and scores (encode_rows_kernel.h).
@@ -125,9 +129,10 @@ class CudaWorkspace {
   int32_t last_frames_ = 0;
   int32_t last_states_ = 0;
   bool last_copied_models_ = false;
-  bool last_encoded_ = false;    // some segment asked for an encoding: the frames' best
-  bool last_encoded16_ = false;  // some asked for a 16-bit one
-  bool last_beam_ = false;       // some asked for beam candidates
+  bool last_fused_here_ = false;  // the fused rows were copied back
+  bool last_encoded_ = false;     // some segment asked for an encoding: the frames' best
+  bool last_encoded16_ = false;   // some asked for a 16-bit one
+  bool last_beam_ = false;        // some asked for beam candidates
 
   DeviceArray<float> device_feats_;   // [frames][dim]
   DeviceArray<float> device_fused_;   // [frames][states]

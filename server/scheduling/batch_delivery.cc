@@ -59,13 +59,19 @@ void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) 
   const ModelSet& set = *d->batch.models;
   const int32_t states = d->scores.states;
   std::vector<std::vector<Matrix>> copies(end - begin);
+  std::vector<absl::Status> failed(end - begin);
   for (size_t i = begin; i < end; ++i) {
     Window& w = d->batch.windows[i];
     const int32_t rows = w.feats.rows, first = d->first_row[i];
     const size_t offset = size_t(first) * size_t(states);
     const bool fused = d->scores.fused != nullptr && FusedByBackend(set, w);
-    if (fused && w.encoding != DeviceScoreEncoding::kNone && TakeEncoded(d->scores, first, &w)) {
-      continue;
+    if (fused && w.encoding != DeviceScoreEncoding::kNone) {
+      if (TakeEncoded(d->scores, first, &w)) continue;
+      // A row the device left to the host: its float rows may still be on the device.
+      if (d->scores.fetch_fused) {
+        failed[i - begin] = d->scores.fetch_fused(first, rows);
+        if (!failed[i - begin].ok()) continue;
+      }
     }
     WindowScores views;
     if (fused) {
@@ -79,8 +85,12 @@ void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) 
   if (d->tasks_left.fetch_sub(1) == 1) d->release();
   for (size_t i = begin; i < end; ++i) {
     Window& w = d->batch.windows[i];
-    WindowScores views = w.encoded.empty() ? ViewScores(copies[i - begin]) : WindowScores();
     std::shared_ptr<WindowSink> sink = w.sink;
+    if (!failed[i - begin].ok()) {
+      sink->OnWindowScored(std::move(w), failed[i - begin]);
+      continue;
+    }
+    WindowScores views = w.encoded.empty() ? ViewScores(copies[i - begin]) : WindowScores();
     sink->OnWindowScored(std::move(w), std::move(views));
   }
 }

@@ -26,6 +26,10 @@ struct BatchScores {
   const int32_t* best_states = nullptr;
   const float* best_scores = nullptr;
   BeamCandidates beam;  // where the device selected BEAM_SPARSE candidates
+  // Makes fused rows [first, first + rows) readable where the device left the rows of encoded
+  // windows on the device (BatchSlot::FetchFusedRows): for a window it asked to encode but could
+  // not. Null: they are all readable.
+  std::function<absl::Status(int32_t first, int32_t rows)> fetch_fused;
 };
 
 // Calls each window's sink with its rows (one matrix where fused, else one per model) or, where

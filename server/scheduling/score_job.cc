@@ -41,6 +41,10 @@ void ScoreJob::Complete(BatchSlot& slot, const absl::Status& status,
       scores.best_states = slot.best_states();
       scores.best_scores = slot.best_scores();
       scores.beam = slot.beam_candidates();
+      // The slot is not reused before release, which the delivery calls after every copy.
+      scores.fetch_fused = [&slot](int32_t first, int32_t rows) {
+        return slot.FetchFusedRows(first, rows);
+      };
       if (per_model_ || scores.fused == nullptr) {
         for (size_t k = 0; k < set.models.size(); ++k) {
           scores.per_model.push_back(slot.model_scores(int32_t(k)));
