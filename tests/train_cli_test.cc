@@ -308,6 +308,17 @@ std::vector<double> TrainFromAFlatStart(const std::string& options, std::string*
   return likes;
 }
 
+TEST(TrainCliTest, RefusesNegativeIterations) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  EXPECT_EQ(RunCommand(Cli() + " train --flat-start --baum-welch-iters=-1 " + Model() +
+                           " ark:" + DataPath("kaldi-mono/graphs.fsts") + " ark:" + Feats() + " " +
+                           dir.file(""),
+                       log),
+            1);
+  EXPECT_NE(ReadFile(log).find("must not be negative"), std::string::npos) << ReadFile(log);
+}
+
 // train_mono.sh's schedule: equal alignments, then Viterbi training.
 TEST(TrainCliTest, TrainFromAFlatStartWithEqualAlignments) {
   std::string messages;

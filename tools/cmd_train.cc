@@ -221,6 +221,10 @@ int RunTrain(int argc, char** argv) {
         retry.status(), tscale.status(), ascale.status(), sscale.status(), realign.status()}) {
     if (!s.ok()) return Fail("train", s);
   }
+  if (*baum_welch_iters < 0 || *num_iters < 0) {
+    return Fail("train", absl::InvalidArgumentError(
+                             "--baum-welch-iters and --num-iters must not be negative"));
+  }
   const AlignOptions align_options{.beam = float(*beam),
                                    .retry_beam = float(*retry),
                                    .careful = false,
