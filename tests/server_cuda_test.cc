@@ -48,6 +48,21 @@ class ServerCudaTest : public ::testing::Test {
     channel_ = Connect(server_->port());
   }
 
+  // The offline scores a stream of config gets: model a's, or (two_models) the max fusion of a
+  // and b, which config is then set to ask for.
+  void ExpectMaxOfModels(const Matrix& feats, bool two_models, v1::StreamConfig* config,
+                         Matrix* expected) {
+    *expected = OfflineScores(paths_[0], feats);
+    if (!two_models) return;
+    config->add_models("b");
+    config->set_fusion(v1::StreamConfig::MAX);
+    const Matrix a = *expected, b = OfflineScores(paths_[1], feats);
+    FusionSpec spec;
+    spec.rule = FusionRule::kMax;
+    ASSERT_TRUE(ValidateFusion(&spec, 2).ok());
+    ASSERT_TRUE(FuseScores(spec, {&a, &b}, expected).ok());
+  }
+
   TempDir dir_;
   std::vector<GmmModel> models_;
   std::vector<std::string> paths_;
@@ -142,17 +157,8 @@ TEST_F(ServerCudaTest, SixteenBitStreamsEncodedOnTheDeviceDecodeToTheOfflineScor
       const Matrix feats = RandomFeatures(53, kDim, 0.0f, 3.0f, 7u + uint32_t(checked));
       v1::StreamConfig config = StreamConfigFor(absl::StrCat("e", checked), 10, "a", kDim);
       config.set_encoding(encoding);
-      Matrix expected = OfflineScores(paths_[0], feats);
-      if (two_models) {
-        config.add_models("b");
-        config.set_fusion(v1::StreamConfig::MAX);
-        const Matrix b = OfflineScores(paths_[1], feats);
-        FusionSpec spec;
-        spec.rule = FusionRule::kMax;
-        ASSERT_TRUE(ValidateFusion(&spec, 2).ok());
-        const Matrix a = expected;
-        ASSERT_TRUE(FuseScores(spec, {&a, &b}, &expected).ok());
-      }
+      Matrix expected;
+      ASSERT_NO_FATAL_FAILURE(ExpectMaxOfModels(feats, two_models, &config, &expected));
       auto streamed = StreamScores(channel_, config, feats, 7);
       ASSERT_TRUE(streamed.ok()) << streamed.status();
       ASSERT_EQ(streamed->rows, expected.rows);
@@ -195,17 +201,8 @@ TEST_F(ServerCudaTest, BeamSparseStreamsSelectedOnTheDeviceKeepTheOfflineBeam) {
       constexpr float kBeam = 12.0f;
       config.set_beam(kBeam);
       config.set_max_states(max_states);
-      Matrix expected = OfflineScores(paths_[0], feats);
-      if (two_models) {
-        config.add_models("b");
-        config.set_fusion(v1::StreamConfig::MAX);
-        const Matrix b = OfflineScores(paths_[1], feats);
-        FusionSpec spec;
-        spec.rule = FusionRule::kMax;
-        ASSERT_TRUE(ValidateFusion(&spec, 2).ok());
-        const Matrix a = expected;
-        ASSERT_TRUE(FuseScores(spec, {&a, &b}, &expected).ok());
-      }
+      Matrix expected;
+      ASSERT_NO_FATAL_FAILURE(ExpectMaxOfModels(feats, two_models, &config, &expected));
       auto streamed = StreamScores(channel_, config, feats, 9);
       ASSERT_TRUE(streamed.ok()) << streamed.status();
       ASSERT_EQ(streamed->rows, expected.rows);
