@@ -104,6 +104,10 @@ class BatchSlot {
   // score; -1 where the row holds a NaN and its 16-bit row is not to be used) and its score. The
   // values are what proto/wire_codec.h makes of the fused rows, bit for bit.
   virtual const uint16_t* encoded16() const { return nullptr; }
+  // After Wait, where encoded16() is not null: the buffer that holds it, for the caller to keep
+  // while it reads the rows (responses that send them as they are), the slot going on with
+  // another. Null where the slot has none to spare: the caller copies the rows out.
+  virtual std::shared_ptr<const uint16_t> LendEncoded16() { return nullptr; }
   virtual const int32_t* best_states() const { return nullptr; }
   virtual const float* best_scores() const { return nullptr; }
   // After Wait, where the device selects (counts null where it does not, or no segment asked for

@@ -455,6 +455,53 @@ TEST_F(CudaWorkspaceTest, EncodesTheFusedRowsOfTheSegmentsThatAsk) {
   EXPECT_EQ(s.workspace->beam_candidates().counts, nullptr);
 }
 
+// The 16-bit rows' buffer lent with a batch keeps that batch's rows while later batches run
+// (each in another buffer); with kLentEncodedBuffers out nothing more is lent, and one given back
+// is lent again.
+TEST_F(CudaWorkspaceTest, LentRowsOutliveLaterBatches) {
+  TwoModelSetup s;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));
+  const FusionSpec max = Spec(FusionRule::kMax, {0.5f, 0.5f});
+  const std::vector<FusionSegment> segments = {{9, &max, DeviceScoreEncoding::kRelative16}};
+  std::vector<std::shared_ptr<const uint16_t>> lent;
+  std::vector<std::string> bytes;  // what each lent buffer held when it was lent
+  for (int32_t batch = 0; batch < kLentEncodedBuffers + 1; ++batch) {
+    const Matrix feats = RandomFeatures(9, kDim, 0.0f, 2.5f, uint32_t(100 + batch));
+    std::copy(feats.data.begin(), feats.data.end(), s.workspace->staged_feats());
+    ASSERT_TRUE(s.workspace->Enqueue(s.set, s.configs, segments, 9, false).ok());
+    EXPECT_EQ(s.workspace->LendEncoded16(), nullptr) << "nothing is lent while in flight";
+    ASSERT_TRUE(s.workspace->Wait().ok());
+    const uint16_t* rows = s.workspace->encoded16();
+    ASSERT_NE(rows, nullptr);
+    for (int32_t t = 0; t < 9; ++t) {
+      const float* row = s.workspace->fused() + size_t(t) * 150;
+      ASSERT_EQ(Bytes(rows + size_t(t) * 150, 150),
+                EncodeOnHost(row, 150, DeviceScoreEncoding::kRelative16).bytes)
+          << "batch " << batch << " frame " << t;
+    }
+    std::shared_ptr<const uint16_t> buffer = s.workspace->LendEncoded16();
+    if (batch == kLentEncodedBuffers) {
+      EXPECT_EQ(buffer, nullptr) << "all " << kLentEncodedBuffers << " are out";
+      // One given back is lent again, holding this batch's rows.
+      const std::string mine = Bytes(rows, 9 * 150);
+      lent.erase(lent.begin());
+      bytes.erase(bytes.begin());
+      buffer = s.workspace->LendEncoded16();
+      ASSERT_NE(buffer, nullptr);
+      EXPECT_EQ(Bytes(buffer.get(), 9 * 150), mine);
+    }
+    ASSERT_NE(buffer, nullptr) << "batch " << batch;
+    EXPECT_EQ(buffer.get(), rows);
+    EXPECT_EQ(s.workspace->LendEncoded16(), nullptr) << "a batch's buffer is lent once";
+    bytes.push_back(Bytes(buffer.get(), 9 * 150));
+    lent.push_back(std::move(buffer));
+  }
+  for (size_t k = 0; k < lent.size(); ++k) {
+    EXPECT_EQ(Bytes(lent[k].get(), 9 * 150), bytes[k]) << "lent buffer " << k;
+    for (size_t j = 0; j < k; ++j) EXPECT_NE(lent[j].get(), lent[k].get());
+  }
+}
+
 TEST_F(CudaWorkspaceTest, OneModelIsScoredStraightIntoTheOutput) {
   TwoModelSetup s;
   ASSERT_NO_FATAL_FAILURE(MakeTwoModelSetup(&s));

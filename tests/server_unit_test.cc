@@ -168,6 +168,33 @@ TEST(ResponseBufferTest, ParsesAsTheMessageAndSendsTheScoresUncopied) {
   ASSERT_TRUE(parsed.ParseFromString(bytes));
   EXPECT_EQ(parsed.SerializeAsString(), expected.SerializeAsString());
 
+  // Scores held elsewhere (rows in a buffer a device lent): sent from there, and released once
+  // gRPC lets go of the message.
+  bool released = false;
+  {
+    auto held = std::make_shared<std::string>(scores);
+    std::shared_ptr<const void> owner(held.get(), [&released, held](const void*) mutable {
+      released = true;
+      held.reset();
+    });
+    v1::ScoreResponse header = expected;
+    header.clear_scores();
+    grpc::ByteBuffer lent = server::SerializeResponse(&header, {owner, *held});
+    owner.reset();
+    EXPECT_FALSE(released);
+    ASSERT_TRUE(lent.Dump(&slices).ok());
+    ASSERT_EQ(slices.size(), 2u);
+    EXPECT_EQ(reinterpret_cast<const char*>(slices[1].begin()), held->data());
+    bytes.clear();
+    for (const grpc::Slice& slice : slices) {
+      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+    ASSERT_TRUE(parsed.ParseFromString(bytes));
+    EXPECT_EQ(parsed.SerializeAsString(), expected.SerializeAsString());
+    slices.clear();
+  }  // the ByteBuffer and its slices go
+  EXPECT_TRUE(released);
+
   // No scores (an empty window's response): one slice, the message as protobuf writes it.
   v1::ScoreResponse empty;
   empty.set_stream_id("s");
@@ -296,8 +323,18 @@ TEST(ResponseEncoderTest, RowsEncodedOnTheDeviceMakeTheSameResponse) {
       best_states.push_back(best);
       best_scores.push_back(row[best]);
     }
+    v1::ScoreResponse header;
+    encoder.EncodeEncoded(best_states, best_scores, scores.cols, &header);
+    EXPECT_TRUE(header.scores().empty());
+    // The values become the scores as the response is serialized.
+    std::vector<grpc::Slice> slices;
+    ASSERT_TRUE(server::SerializeResponse(&header, SharedBytes::Own(values)).Dump(&slices).ok());
+    std::string bytes;
+    for (const grpc::Slice& slice : slices) {
+      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
     v1::ScoreResponse got;
-    encoder.EncodeEncoded(values, best_states, best_scores, scores.cols, &got);
+    ASSERT_TRUE(got.ParseFromString(bytes));
     EXPECT_EQ(got.SerializeAsString(), expected.SerializeAsString());
   }
   server::EncoderOptions subset;
@@ -312,10 +349,15 @@ TEST(ResponseEncoderTest, RowsEncodedOnTheDeviceMakeTheSameResponse) {
 }
 
 // Delivery of a batch whose windows all asked the device to encode: a BEAM_SPARSE window takes
-// its candidates, a RELATIVE16 window its 16-bit rows, and a window with a row the device left to
-// the host fetches its float rows (which such a batch leaves on the device) and gets them; the
-// buffers are released once all is copied.
-TEST(BatchDeliveryTest, EncodedWindowsTakeWhatTheDeviceMadeAndTheRestFetchTheirRows) {
+// its candidates, a RELATIVE16 window its 16-bit rows (in the buffer the slot lent, or copied),
+// and a window with a row the device left to the host fetches its float rows (which such a batch
+// leaves on the device) and gets them; the buffers are released once all is copied, a lent one
+// once no window holds it.
+class BatchDeliveryTest : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(LentOrCopied, BatchDeliveryTest, ::testing::Bool());
+
+TEST_P(BatchDeliveryTest, EncodedWindowsTakeWhatTheDeviceMadeAndTheRestFetchTheirRows) {
+  const bool lend = GetParam();
   constexpr int32_t kStates = 5, kCapacity = 3;
   struct Got {
     int64_t first_frame = 0;
@@ -367,6 +409,11 @@ TEST(BatchDeliveryTest, EncodedWindowsTakeWhatTheDeviceMadeAndTheRestFetchTheirR
   std::vector<float> host_rows(fused.size(), std::nanf(""));
   scores.fused = host_rows.data();
   scores.encoded16 = encoded16.data();
+  bool lent_released = false;
+  if (lend) {
+    scores.encoded16_owner = std::shared_ptr<const uint16_t>(
+        encoded16.data(), [&lent_released](const uint16_t*) { lent_released = true; });
+  }
   scores.best_states = best_states.data();
   scores.best_scores = best_scores.data();
   scores.beam = {counts.data(), kept.data(), kept_states.data(), kCapacity};
@@ -401,8 +448,15 @@ TEST(BatchDeliveryTest, EncodedWindowsTakeWhatTheDeviceMadeAndTheRestFetchTheirR
   const Got& c = sink->got.at(4);
   std::string want;
   wire::AppendUint16({encoded16.data() + 4 * kStates, size_t(2 * kStates)}, &want);
-  EXPECT_EQ(c.encoded.values, want);
+  EXPECT_EQ(c.encoded.values.view, want);
   EXPECT_TRUE(c.rows.empty());
+  const char* rows_at = reinterpret_cast<const char*>(encoded16.data() + 4 * kStates);
+  EXPECT_EQ(c.encoded.values.view.data() == rows_at, lend);
+  EXPECT_EQ(c.encoded.values.owner == scores.encoded16_owner, lend);
+  scores.encoded16_owner.reset();
+  EXPECT_FALSE(lent_released);  // the window holds it
+  sink->got.clear();
+  EXPECT_EQ(lent_released, lend);
 }
 
 // What a device selects (encode_rows_kernel.h: the states within the beam, in state order; rows

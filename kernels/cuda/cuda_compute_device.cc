@@ -59,6 +59,7 @@ class CudaComputeDevice::Slot final : public BatchSlot {
   }
   const float* model_scores(int32_t k) const override { return workspace_->model_scores(k); }
   const uint16_t* encoded16() const override { return workspace_->encoded16(); }
+  std::shared_ptr<const uint16_t> LendEncoded16() override { return workspace_->LendEncoded16(); }
   const int32_t* best_states() const override { return workspace_->best_states(); }
   const float* best_scores() const override { return workspace_->best_scores(); }
   BeamCandidates beam_candidates() const override { return workspace_->beam_candidates(); }

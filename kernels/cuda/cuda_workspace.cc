@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_workspace.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_device.h"
@@ -27,6 +28,8 @@ absl::StatusOr<std::unique_ptr<CudaWorkspace>> CudaWorkspace::Create(int device,
   GMM_RETURN_IF_ERROR(SelectDevice(device));
   std::unique_ptr<CudaWorkspace> workspace(new CudaWorkspace(device, poison_output));
   GMM_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&workspace->stream_, cudaStreamNonBlocking));
+  GMM_CUDA_RETURN_IF_ERROR(
+      cudaEventCreateWithFlags(&workspace->done_, cudaEventBlockingSync | cudaEventDisableTiming));
   return workspace;
 }
 
@@ -35,6 +38,7 @@ CudaWorkspace::~CudaWorkspace() {
   // The buffers are freed after this; nothing may still be writing them.
   (void)cudaSetDevice(device_);
   (void)cudaStreamSynchronize(stream_);
+  if (done_ != nullptr) (void)cudaEventDestroy(done_);
   (void)cudaStreamDestroy(stream_);
 }
 
@@ -82,7 +86,8 @@ absl::Status CudaWorkspace::Reserve(const WorkspaceCapacity& want) {
   device_best_score_ = {};
   device_best_state_ = {};
   pinned_modes_ = {};
-  pinned_encoded_ = {};
+  encoded_buffer_ = {};
+  encoded_pool_ = {};
   pinned_best_score_ = {};
   pinned_best_state_ = {};
   device_beams_ = {};
@@ -108,7 +113,14 @@ absl::Status CudaWorkspace::Reserve(const WorkspaceCapacity& want) {
   GMM_ASSIGN_OR_RETURN(device_best_score_, DeviceArray<float>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(device_best_state_, DeviceArray<int32_t>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(pinned_modes_, PinnedArray<DeviceRowEncoding>::Allocate(frames));
-  GMM_ASSIGN_OR_RETURN(pinned_encoded_, PinnedArray<uint16_t>::Allocate(scores));
+  if (scores > 0) {
+    encoded_pool_ = PinnedBufferPool::Create(scores * sizeof(uint16_t), 1 + kLentEncodedBuffers);
+    encoded_buffer_ = encoded_pool_->TryTake();
+    if (encoded_buffer_ == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "cuda:", device_, ": cannot pin ", scores * sizeof(uint16_t), " bytes of 16-bit rows"));
+    }
+  }
   GMM_ASSIGN_OR_RETURN(pinned_best_score_, PinnedArray<float>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(pinned_best_state_, PinnedArray<int32_t>::Allocate(frames));
   GMM_ASSIGN_OR_RETURN(device_beams_, DeviceArray<float>::Allocate(frames));
@@ -203,11 +215,16 @@ absl::Status CudaWorkspace::Enqueue(std::span<const CudaResidentModel* const> mo
   last_frames_ = frames;
   last_states_ = models.front()->num_states();
   last_copied_models_ = copy_model_scores && models.size() > 1;
-  last_encoded_ = last_encoded16_ = last_beam_ = false;
+  last_encoded_ = last_beam_ = false;
+  last_encoded16_ = nullptr;
   if (absl::Status s = EnqueueBatch(models, configs, segments, frames); !s.ok()) {
     // Whatever was enqueued before the failure finishes before the buffers are used again.
     (void)cudaStreamSynchronize(stream_);
     return s;
+  }
+  if (const cudaError_t e = cudaEventRecord(done_, stream_); e != cudaSuccess) {
+    (void)cudaStreamSynchronize(stream_);
+    return CudaStatus(e, "cudaEventRecord(done_, stream_)");
   }
   in_flight_ = true;
   return absl::OkStatus();
@@ -343,7 +360,7 @@ absl::Status CudaWorkspace::EnqueueEncoding(std::span<const FusionSegment> segme
       device_fused_.get(), frames, states, device_modes_.get(), device_encoded_.get(),
       device_best_score_.get(), device_best_state_.get(), any_beam ? &beam : nullptr, stream_));
   if (any16) {
-    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pinned_encoded_.get(), device_encoded_.get(),
+    GMM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(encoded_buffer_.get(), device_encoded_.get(),
                                              size_t(frames) * size_t(states) * sizeof(uint16_t),
                                              cudaMemcpyDeviceToHost, stream_));
   }
@@ -354,7 +371,7 @@ absl::Status CudaWorkspace::EnqueueEncoding(std::span<const FusionSegment> segme
                                            size_t(frames) * sizeof(int32_t), cudaMemcpyDeviceToHost,
                                            stream_));
   last_encoded_ = true;
-  last_encoded16_ = any16;
+  last_encoded16_ = any16 ? static_cast<const uint16_t*>(encoded_buffer_.get()) : nullptr;
   last_beam_ = any_beam;
   return absl::OkStatus();
 }
@@ -429,11 +446,22 @@ absl::Status CudaWorkspace::EnqueueSelect(const FusionSpec& spec, int32_t models
   return absl::OkStatus();
 }
 
+std::shared_ptr<const uint16_t> CudaWorkspace::LendEncoded16() {
+  if (in_flight_ || last_encoded16_ == nullptr || last_encoded16_ != encoded_buffer_.get()) {
+    return nullptr;
+  }
+  std::shared_ptr<void> next = encoded_pool_->TryTake();
+  if (next == nullptr) return nullptr;
+  std::shared_ptr<void> lent = std::exchange(encoded_buffer_, std::move(next));
+  const auto* rows = static_cast<const uint16_t*>(lent.get());
+  return std::shared_ptr<const uint16_t>(std::move(lent), rows);
+}
+
 absl::Status CudaWorkspace::Wait() {
   if (!in_flight_) return absl::FailedPreconditionError("no batch in flight on this workspace");
   in_flight_ = false;
   GMM_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  GMM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  GMM_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(done_));
   return absl::OkStatus();
 }
 

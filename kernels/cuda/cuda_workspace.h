@@ -25,9 +25,15 @@
 #include "kernels/cuda/encode_rows_kernel.h"
 #include "kernels/cuda/fusion_kernels.h"
 #include "kernels/cuda/kernel_config.h"
+#include "kernels/cuda/pinned_buffer_pool.h"
 #include "model/fusion.h"
 
 namespace gmmscore {
+
+// Buffers of 16-bit rows a workspace may have lent out at once, beside the one it fills next:
+// each is held from a batch's end until the last of its windows' responses is sent (a few
+// milliseconds where clients read), and one is capacity().frames x states x 2 bytes.
+inline constexpr int32_t kLentEncodedBuffers = 8;
 
 // What the buffers hold; Reserve grows each to at least what it is asked for.
 struct WorkspaceCapacity {
@@ -71,7 +77,9 @@ class CudaWorkspace {
                        std::span<const CudaKernelConfig> configs,
                        std::span<const FusionSegment> segments, int32_t frames,
                        bool copy_model_scores);
-  // Waits for the batch; a fault in its kernels surfaces here.
+  // Waits for the batch, asleep until the GPU signals its end (a blocking-sync event: the
+  // runtime's default wait spins a core for as long as the batch runs); a fault in its kernels
+  // surfaces here.
   absl::Status Wait();
   // After Wait, frames x states rows in pinned memory: the fused scores (rows of unfused
   // segments unspecified), and model k's scores (with copy_model_scores).
@@ -83,7 +91,12 @@ class CudaWorkspace {
   const float* model_scores(int32_t k) const;
   // After Wait, where a segment of the batch asked for a 16-bit encoding (else null): the rows in
   // their encodings and the frames' best states and scores (encode_rows_kernel.h).
-  const uint16_t* encoded16() const { return last_encoded16_ ? pinned_encoded_.get() : nullptr; }
+  const uint16_t* encoded16() const { return last_encoded16_; }
+  // After Wait, where encoded16() is not null: the buffer that holds it, handed to the caller to
+  // keep as long as it reads the rows (BatchSlot::LendEncoded16); the workspace goes on with
+  // another of its kLentEncodedBuffers. Null (the caller copies the rows) while all are out, or
+  // when this batch's was lent already.
+  std::shared_ptr<const uint16_t> LendEncoded16();
   const int32_t* best_states() const { return last_encoded_ ? pinned_best_state_.get() : nullptr; }
   const float* best_scores() const { return last_encoded_ ? pinned_best_score_.get() : nullptr; }
   // After Wait, where a segment asked for kBeamSparse (else counts null): the candidates, in
@@ -123,6 +136,7 @@ class CudaWorkspace {
   const int device_;
   const bool poison_output_;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;  // recorded after each batch, for Wait
   WorkspaceCapacity capacity_;
   int64_t device_bytes_ = 0;
   bool in_flight_ = false;
@@ -131,8 +145,8 @@ class CudaWorkspace {
   bool last_copied_models_ = false;
   bool last_fused_here_ = false;  // the fused rows were copied back
   bool last_encoded_ = false;     // some segment asked for an encoding: the frames' best
-  bool last_encoded16_ = false;   // some asked for a 16-bit one
-  bool last_beam_ = false;        // some asked for beam candidates
+  const uint16_t* last_encoded16_ = nullptr;  // where the 16-bit rows went, if some asked
+  bool last_beam_ = false;                    // some asked for beam candidates
 
   DeviceArray<float> device_feats_;   // [frames][dim]
   DeviceArray<float> device_fused_;   // [frames][states]
@@ -152,7 +166,9 @@ class CudaWorkspace {
   PinnedArray<DeviceFusionSegment> pinned_segments_;
   PinnedArray<int32_t> pinned_frame_segment_;
   PinnedArray<DeviceRowEncoding> pinned_modes_;
-  PinnedArray<uint16_t> pinned_encoded_;
+  // The 16-bit rows' buffers (capacity().frames x states), one of them the next batch's.
+  std::shared_ptr<PinnedBufferPool> encoded_pool_;
+  std::shared_ptr<void> encoded_buffer_;
   PinnedArray<float> pinned_best_score_;
   PinnedArray<int32_t> pinned_best_state_;
   // BEAM_SPARSE: each frame's beam in, and its candidates out, written by the kernel straight into

@@ -66,7 +66,7 @@ DeviceScoreEncoding ResponseEncoder::device_encoding() const {
   }
 }
 
-void ResponseEncoder::EncodeEncoded(std::string values, std::span<const int32_t> best_states,
+void ResponseEncoder::EncodeEncoded(std::span<const int32_t> best_states,
                                     std::span<const float> best_scores, int32_t states,
                                     v1::ScoreResponse* out) {
   out->set_num_frames(int32_t(best_states.size()));
@@ -74,7 +74,6 @@ void ResponseEncoder::EncodeEncoded(std::string values, std::span<const int32_t>
   out->set_encoding(options_.encoding);
   out->mutable_best_state()->Add(best_states.begin(), best_states.end());
   out->mutable_best_score()->Add(best_scores.begin(), best_scores.end());
-  out->set_scores(std::move(values));
 }
 
 void ResponseEncoder::EncodeBeamCandidates(std::span<const int32_t> counts,

@@ -32,11 +32,11 @@ class ResponseEncoder {
   // (BatchSlot::beam_candidates, with beam()); kNone for FLOAT32 and state subsets.
   DeviceScoreEncoding device_encoding() const;
   float beam() const { return options_.beam; }
-  // As Encode, from rows the device encoded in device_encoding() (little-endian 16-bit values,
-  // best_states.size() frames x states), with each frame's best state and score: the values
-  // become the response's scores as they are.
-  void EncodeEncoded(std::string values, std::span<const int32_t> best_states,
-                     std::span<const float> best_scores, int32_t states, v1::ScoreResponse* out);
+  // As Encode, for rows the device encoded in device_encoding() (little-endian 16-bit values,
+  // best_states.size() frames x states), with each frame's best state and score: all but the
+  // scores, which are those values as they are (SerializeResponse sends them without a copy).
+  void EncodeEncoded(std::span<const int32_t> best_states, std::span<const float> best_scores,
+                     int32_t states, v1::ScoreResponse* out);
   // As Encode, from the BEAM_SPARSE candidates a device selected: per frame counts[t] of them in
   // scores and states (model state ids, in state order), frame after frame, with each frame's best
   // state and score; the same response Encode makes of the frames' rows.

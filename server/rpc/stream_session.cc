@@ -229,7 +229,7 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
     write_in_flight_ = true;
     a.write = true;
     writing_.handed = now;
-    write_buffer_ = SerializeResponse(&writing_.response);
+    write_buffer_ = SerializeResponse(&writing_.response, std::move(writing_.scores));
     services_.metrics->before_write_seconds.Observe(
         std::chrono::duration<double>(now - writing_.ready).count());
   }
@@ -555,8 +555,8 @@ void StreamSession::Emit(int64_t first_frame, Clock::time_point ready,
   if (!encoded.empty()) {
     if (encoded.beam_counts.empty()) {
       // Rows the device encoded become the response's scores as they are.
-      encoder_->EncodeEncoded(std::move(encoded.values), encoded.best_states, encoded.best_scores,
-                              states, &r);
+      encoder_->EncodeEncoded(encoded.best_states, encoded.best_scores, states, &r);
+      out.scores = std::move(encoded.values);
     } else {
       encoder_->EncodeBeamCandidates(encoded.beam_counts, encoded.beam_scores, encoded.beam_states,
                                      encoded.best_states, encoded.best_scores, states, &r);

@@ -116,6 +116,7 @@ class StreamSession final : public AsyncBidiReactor,
   enum class Phase { kAwaitConfig, kStreaming, kEnded };
   struct Outgoing {
     v1::ScoreResponse response;
+    SharedBytes scores;  // the response's scores where they are not in it (rows the device encoded)
     Clock::time_point ready;   // when the window's last frame was read
     Clock::time_point handed;  // when the write was decided (it starts just after)
     int64_t bytes = 0;

@@ -14,6 +14,7 @@
 #include "model/fusion.h"
 #include "server/model_registry.h"
 #include "util/matrix.h"
+#include "util/shared_bytes.h"
 
 namespace gmmscore::server {
 
@@ -29,12 +30,12 @@ struct ModelSet {
 
 class WindowSink;
 
-// A window's rows as the device encoded them, copied out of the batch's buffers: frames x states
-// little-endian 16-bit values, ready to be a response's scores (BatchSlot::encoded16), or each
-// frame's BEAM_SPARSE candidates (BatchSlot::beam_candidates); and each frame's best state and
-// score.
+// A window's rows as the device encoded them: frames x states little-endian 16-bit values, ready
+// to be a response's scores (BatchSlot::encoded16: in the buffer the slot lent, or copied out of
+// it), or each frame's BEAM_SPARSE candidates, copied out of the batch's buffers
+// (BatchSlot::beam_candidates); and each frame's best state and score.
 struct EncodedRows {
-  std::string values;                // 16-bit rows; empty: none
+  SharedBytes values;                // 16-bit rows; empty: none
   std::vector<int32_t> beam_counts;  // per frame; empty: no candidates
   std::vector<float> beam_scores;    // the frames' candidates, frame after frame, in state order
   std::vector<int32_t> beam_states;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <memory>
+#include <span>
+#include <string>
 
 #include "proto/wire_codec.h"
 
@@ -18,8 +21,8 @@ struct Delivery {
   std::atomic<int32_t> tasks_left{0};
 };
 
-// What the device made of window w's rows (16-bit rows, straight into what becomes its
-// response's scores; or BEAM_SPARSE candidates) into w.encoded; false, and nothing, where it made
+// What the device made of window w's rows (16-bit rows, which become its response's scores as
+// they are; or BEAM_SPARSE candidates) into w.encoded; false, and nothing, where it made
 // nothing of them or left a row to the host (a NaN in it, or more candidates than it had room
 // for).
 bool TakeEncoded(const BatchScores& scores, int32_t first, Window* w) {
@@ -42,9 +45,17 @@ bool TakeEncoded(const BatchScores& scores, int32_t first, Window* w) {
     }
   } else {
     if (scores.encoded16 == nullptr) return false;
-    wire::AppendUint16(
-        {scores.encoded16 + size_t(first) * size_t(states), size_t(rows) * size_t(states)},
-        &w->encoded.values);
+    const std::span<const uint16_t> values(scores.encoded16 + size_t(first) * size_t(states),
+                                           size_t(rows) * size_t(states));
+    if (scores.encoded16_owner != nullptr && std::endian::native == std::endian::little) {
+      // The device's values are the wire's bytes: the response sends them from the lent buffer.
+      w->encoded.values = {scores.encoded16_owner,
+                           {reinterpret_cast<const char*>(values.data()), values.size_bytes()}};
+    } else {
+      std::string bytes;
+      wire::AppendUint16(values, &bytes);
+      w->encoded.values = SharedBytes::Own(std::move(bytes));
+    }
   }
   w->encoded.best_states.assign(best, best + rows);
   w->encoded.best_scores.assign(scores.best_scores + first, scores.best_scores + first + rows);

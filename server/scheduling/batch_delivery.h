@@ -23,6 +23,9 @@ struct BatchScores {
   // Where the device encoded (BatchSlot::encoded16, best_states, best_scores): the 16-bit rows
   // and each frame's best.
   const uint16_t* encoded16 = nullptr;
+  // The buffer of encoded16 where the slot lent it (BatchSlot::LendEncoded16): windows keep their
+  // rows in it, past release. Null: they are copied out.
+  std::shared_ptr<const uint16_t> encoded16_owner;
   const int32_t* best_states = nullptr;
   const float* best_scores = nullptr;
   BeamCandidates beam;  // where the device selected BEAM_SPARSE candidates

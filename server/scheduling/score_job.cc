@@ -38,6 +38,7 @@ void ScoreJob::Complete(BatchSlot& slot, const absl::Status& status,
       scores.states = set.models.front()->num_states();
       scores.fused = slot.fused();
       scores.encoded16 = slot.encoded16();
+      if (scores.encoded16 != nullptr) scores.encoded16_owner = slot.LendEncoded16();
       scores.best_states = slot.best_states();
       scores.best_scores = slot.best_scores();
       scores.beam = slot.beam_candidates();
