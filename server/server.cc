@@ -82,7 +82,7 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   if (std::vector<BatchViterbi*> gpus = s->lanes_->viterbis(); !gpus.empty()) {
     s->viterbi_queue_ = std::make_unique<ViterbiQueue>(std::move(gpus));
   }
-  s->align_workers_ = std::make_unique<TaskQueue>(c.align.threads);
+  s->align_workers_ = std::make_unique<TaskQueue>(c.align.threads, "align");
   s->kept_frames_ = std::make_unique<KeptFrames>(
       KeptFramesLimits{c.adapt.max_frames, c.adapt.max_kept_bytes, c.adapt.kept_ttl});
   s->scorer_service_ = std::make_unique<ScorerService>(

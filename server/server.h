@@ -65,7 +65,7 @@ class GmmscoreServer {
   std::unique_ptr<FrontEndRegistry> front_ends_;
   std::unique_ptr<Batcher> batcher_;
   SessionTracker tracker_;
-  TaskQueue loader_;  // after the registry, before the services that post to it
+  TaskQueue loader_{1, "model-load"};  // after the registry, before the services that post to it
   // The GPUs' Viterbi for Align calls (none on the CPU backend); before the align workers, which
   // submit to it.
   std::unique_ptr<ViterbiQueue> viterbi_queue_;

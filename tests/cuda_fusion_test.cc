@@ -473,6 +473,8 @@ TEST_F(CudaWorkspaceTest, LentRowsOutliveLaterBatches) {
     ASSERT_TRUE(s.workspace->Wait().ok());
     const uint16_t* rows = s.workspace->encoded16();
     ASSERT_NE(rows, nullptr);
+    // Every segment asked for an encoding: the float rows stay on the device until fetched.
+    ASSERT_TRUE(s.workspace->FetchFusedRows(0, 9).ok());
     for (int32_t t = 0; t < 9; ++t) {
       const float* row = s.workspace->fused() + size_t(t) * 150;
       ASSERT_EQ(Bytes(rows + size_t(t) * 150, 150),

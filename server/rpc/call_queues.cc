@@ -1,5 +1,8 @@
 #include "server/rpc/call_queues.h"
 
+#include "absl/strings/str_cat.h"
+#include "util/thread_name.h"
+
 namespace gmmscore::server {
 
 CallQueues::CallQueues(grpc::ServerBuilder* builder, int32_t queues) {
@@ -13,7 +16,8 @@ void CallQueues::Run(Request request, Start start) {
   start_ = std::move(start);
   for (const auto& cq : queues_) RequestOn(cq.get());
   for (const auto& cq : queues_) {
-    threads_.emplace_back([queue = cq.get()] {
+    threads_.emplace_back([queue = cq.get(), name = absl::StrCat("stream-cq-", threads_.size())] {
+      NameThisThread(name);
       void* tag = nullptr;
       bool ok = false;
       while (queue->Next(&tag, &ok)) static_cast<QueueEvent*>(tag)->Proceed(ok);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "server/scheduling/score_job.h"
+#include "util/thread_name.h"
 
 namespace gmmscore::server {
 namespace {
@@ -17,7 +19,12 @@ Batcher::Batcher(const BatcherOptions& options, const std::vector<std::unique_pt
                  TaskQueue* delivery, Metrics* metrics)
     : options_(options), delivery_(delivery), metrics_(metrics) {
   for (const auto& lane : lanes) lanes_.push_back({lane.get()});
-  for (size_t i = 0; i < lanes_.size(); ++i) threads_.emplace_back([this, i] { Feed(i); });
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    threads_.emplace_back([this, i] {
+      NameThisThread(absl::StrCat("batch-", i));
+      Feed(i);
+    });
+  }
 }
 
 Batcher::~Batcher() {

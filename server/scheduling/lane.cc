@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
+#include "util/thread_name.h"
 
 namespace gmmscore::server {
 
@@ -13,7 +14,10 @@ Lane::Lane(std::unique_ptr<ComputeDevice> device, Metrics* metrics)
       metrics_(metrics),
       busy_(size_t(device_->num_slots()), false),
       busy_seconds_(&metrics->device_busy_seconds(device_->name())),
-      completer_([this] { Complete(); }) {}
+      completer_([this] {
+        NameThisThread(absl::StrCat("lane-", this->device()));
+        Complete();
+      }) {}
 
 Lane::~Lane() {
   {

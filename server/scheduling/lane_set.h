@@ -34,7 +34,7 @@ class LaneSet {
   std::vector<BatchViterbi*> viterbis() const;
 
  private:
-  explicit LaneSet(int32_t delivery_threads) : delivery_(delivery_threads) {}
+  explicit LaneSet(int32_t delivery_threads) : delivery_(delivery_threads, "deliver") {}
 
   TaskQueue delivery_;  // first: the lanes post to it until they are gone
   std::vector<std::unique_ptr<Lane>> lanes_;

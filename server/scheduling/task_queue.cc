@@ -2,10 +2,18 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "util/thread_name.h"
+
 namespace gmmscore::server {
 
-TaskQueue::TaskQueue(int32_t threads) {
-  for (int32_t i = 0; i < std::max(threads, 1); ++i) threads_.emplace_back([this] { Run(); });
+TaskQueue::TaskQueue(int32_t threads, const std::string& name) {
+  for (int32_t i = 0; i < std::max(threads, 1); ++i) {
+    threads_.emplace_back([this, thread = absl::StrCat(name, "-", i)] {
+      NameThisThread(thread);
+      Run();
+    });
+  }
 }
 
 TaskQueue::~TaskQueue() {

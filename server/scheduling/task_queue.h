@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 #include <queue>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -15,7 +16,8 @@ namespace gmmscore::server {
 
 class TaskQueue {
  public:
-  explicit TaskQueue(int32_t threads = 1);
+  // The threads are named name-0, name-1, ...
+  explicit TaskQueue(int32_t threads = 1, const std::string& name = "tasks");
   ~TaskQueue();  // runs the tasks already queued, then joins
   TaskQueue(const TaskQueue&) = delete;
   TaskQueue& operator=(const TaskQueue&) = delete;

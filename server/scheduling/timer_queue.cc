@@ -1,8 +1,14 @@
 #include "server/scheduling/timer_queue.h"
 
+#include "util/thread_name.h"
+
 namespace gmmscore::server {
 
-TimerQueue::TimerQueue() : thread_([this] { Run(); }) {}
+TimerQueue::TimerQueue()
+    : thread_([this] {
+        NameThisThread("timers");
+        Run();
+      }) {}
 
 TimerQueue::~TimerQueue() {
   {

@@ -3,10 +3,17 @@
 #include <new>
 #include <utility>
 
+#include "util/thread_name.h"
+
 namespace gmmscore::server {
 
 ViterbiQueue::ViterbiQueue(std::vector<BatchViterbi*> devices) {
-  for (BatchViterbi* device : devices) threads_.emplace_back([this, device] { Run(device); });
+  for (BatchViterbi* device : devices) {
+    threads_.emplace_back([this, device] {
+      NameThisThread("viterbi");
+      Run(device);
+    });
+  }
 }
 
 ViterbiQueue::~ViterbiQueue() {
