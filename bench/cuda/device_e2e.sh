@@ -33,12 +33,14 @@ metrics() {
   python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
     "http://127.0.0.1:9090/metrics"
 }
-# Context switches of the daemon's threads so far, summed by thread name: "name count" lines.
-context_switches() {
+# Context switches and CPU ticks (user + system) of the daemon's threads so far, summed by thread
+# name less its number (stream-cq-3 -> stream-cq): "name switches ticks" lines.
+thread_counts() {
   for task in /proc/"$1"/task/*; do
-    awk -v name="$(cat "$task/comm" 2>/dev/null)" '/ctxt_switches/ {n += $2} END {print name, n}' \
-      "$task/status" 2>/dev/null
-  done | awk '{n[$1] += $2} END {for (k in n) print k, n[k]}' | sort
+    awk -v name="$(sed 's/-[0-9]*$//' "$task/comm" 2>/dev/null)" \
+      '/ctxt_switches/ {n += $2} END {print name, n}' "$task/status" 2>/dev/null |
+      paste -d' ' - <(awk '{print $14 + $15}' "$task/stat" 2>/dev/null)
+  done | awk 'NF == 3 {n[$1] += $2; c[$1] += $3} END {for (k in n) print k, n[k], c[k]}' | sort
 }
 busy_jiffies() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8}' /proc/stat; }
 for streams in "$@"; do
@@ -61,7 +63,7 @@ for streams in "$@"; do
     continue
   fi
   read -r busy0 total0 < <(busy_jiffies)
-  switches0=$(context_switches "$pid")
+  threads0=$(thread_counts "$pid")
   profiler=
   if [ -n "${PERF_SECONDS:-}" ] && [ -x ./perf ]; then
     (
@@ -88,16 +90,19 @@ for streams in "$@"; do
     --daemon-pid "$pid" ${BENCH_ARGS:-} 2>&1 |
     tee "$out/bench-stream-$run.log" || status=1
   read -r busy1 total1 < <(busy_jiffies)
-  switches1=$(context_switches "$pid")
+  threads1=$(thread_counts "$pid")
   [ -z "$profiler" ] || wait "$profiler"
   read -r utime stime < <(awk '{print $14, $15}' "/proc/$pid/stat")
   metrics >"$out/metrics-$run.txt"
   echo "CPU: machine $(( 100 * (busy1 - busy0) / (total1 - total0) ))% busy over the run" \
     "($(nproc) cores); gmmscored $(( (utime + stime) / $(getconf CLK_TCK) )) s of CPU in all"
-  # Over the whole run (warm-up too): per thread name, and per window (10 frames a stream every
-  # 100 ms).
-  join -a 2 <(echo "$switches0") <(echo "$switches1") | awk -v w=$((streams * seconds * 10)) \
-    '{d = (NF == 3 ? $3 - $2 : $2); t += d; s = s " " $1 "=" d} END {printf "context switches of gmmscored: %d (%.2f a window):%s\n", t, t / w, s}'
+  # Over the whole run (warm-up too), per thread name: context switches (and per window: 10 frames
+  # a stream every 100 ms) and CPU seconds.
+  join -a 2 <(echo "$threads0") <(echo "$threads1") |
+    awk -v w=$((streams * seconds * 10)) -v hz="$(getconf CLK_TCK)" '
+      {d = (NF == 5 ? $4 - $2 : $2); c = (NF == 5 ? $5 - $3 : $3); t += d
+       s = s sprintf(" %s=%d/%.1fs", $1, d, c / hz)}
+      END {printf "gmmscored threads (context switches/CPU): %d switches (%.2f a window):%s\n", t, t / w, s}'
   grep -E '^gmmscore_(batch_frames|compute_seconds|queue_wait_seconds|window_latency_seconds|window_stage_seconds)_(sum|count)|^gmmscore_batch_frames_bucket|^gmmscore_device_' \
     "$out/metrics-$run.txt"
   kill -TERM "$pid"
