@@ -78,7 +78,7 @@ struct ServerConfig {
   int32_t max_message_bytes = 4 << 20;
   int32_t stream_window_bytes = 256 << 10;  // HTTP/2 receive window per stream
   // Completion queues, one thread each, that run the Score streams' reads, writes and reactions;
-  // 0: half the hardware threads, at least 2 (gRPC's own threads poll the sockets too).
+  // 0: one per hardware thread.
   int32_t stream_threads = 0;
   absl::Duration drain_timeout = absl::Seconds(30);
   StreamLimits stream;

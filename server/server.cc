@@ -105,12 +105,9 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, c.stream_window_bytes);
   builder.RegisterService(s->scorer_service_.get());
   builder.RegisterService(s->admin_service_.get());
-  // Half the hardware threads: gRPC's own threads (the callback queue's eight on 16 cores, the
-  // executor) poll the same sockets, and one queue per hardware thread cost 4% more CPU for the
-  // same p99 (docs/PERFORMANCE.md, "Responses from the buffer the GPU wrote").
-  const int32_t stream_threads =
-      c.stream_threads > 0 ? c.stream_threads
-                           : std::max(2, int32_t(std::thread::hardware_concurrency() / 2));
+  const int32_t stream_threads = c.stream_threads > 0
+                                     ? c.stream_threads
+                                     : std::max(2, int32_t(std::thread::hardware_concurrency()));
   s->score_queues_ = std::make_unique<CallQueues>(&builder, stream_threads);
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {

@@ -28,8 +28,6 @@ absl::StatusOr<std::unique_ptr<CudaWorkspace>> CudaWorkspace::Create(int device,
   GMM_RETURN_IF_ERROR(SelectDevice(device));
   std::unique_ptr<CudaWorkspace> workspace(new CudaWorkspace(device, poison_output));
   GMM_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&workspace->stream_, cudaStreamNonBlocking));
-  GMM_CUDA_RETURN_IF_ERROR(
-      cudaEventCreateWithFlags(&workspace->done_, cudaEventBlockingSync | cudaEventDisableTiming));
   return workspace;
 }
 
@@ -38,7 +36,6 @@ CudaWorkspace::~CudaWorkspace() {
   // The buffers are freed after this; nothing may still be writing them.
   (void)cudaSetDevice(device_);
   (void)cudaStreamSynchronize(stream_);
-  if (done_ != nullptr) (void)cudaEventDestroy(done_);
   (void)cudaStreamDestroy(stream_);
 }
 
@@ -221,10 +218,6 @@ absl::Status CudaWorkspace::Enqueue(std::span<const CudaResidentModel* const> mo
     // Whatever was enqueued before the failure finishes before the buffers are used again.
     (void)cudaStreamSynchronize(stream_);
     return s;
-  }
-  if (const cudaError_t e = cudaEventRecord(done_, stream_); e != cudaSuccess) {
-    (void)cudaStreamSynchronize(stream_);
-    return CudaStatus(e, "cudaEventRecord(done_, stream_)");
   }
   in_flight_ = true;
   return absl::OkStatus();
@@ -461,7 +454,7 @@ absl::Status CudaWorkspace::Wait() {
   if (!in_flight_) return absl::FailedPreconditionError("no batch in flight on this workspace");
   in_flight_ = false;
   GMM_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  GMM_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(done_));
+  GMM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   return absl::OkStatus();
 }
 

@@ -77,9 +77,9 @@ class CudaWorkspace {
                        std::span<const CudaKernelConfig> configs,
                        std::span<const FusionSegment> segments, int32_t frames,
                        bool copy_model_scores);
-  // Waits for the batch, asleep until the GPU signals its end (a blocking-sync event: the
-  // runtime's default wait spins a core for as long as the batch runs); a fault in its kernels
-  // surfaces here.
+  // Waits for the batch (the runtime's default wait, which spins: sleeping on a blocking-sync
+  // event instead cost 7-14% of the throughput at saturation, docs/PERFORMANCE.md); a fault in
+  // its kernels surfaces here.
   absl::Status Wait();
   // After Wait, frames x states rows in pinned memory: the fused scores (rows of unfused
   // segments unspecified), and model k's scores (with copy_model_scores).
@@ -136,7 +136,6 @@ class CudaWorkspace {
   const int device_;
   const bool poison_output_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t done_ = nullptr;  // recorded after each batch, for Wait
   WorkspaceCapacity capacity_;
   int64_t device_bytes_ = 0;
   bool in_flight_ = false;
