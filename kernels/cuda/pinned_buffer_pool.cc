@@ -12,11 +12,6 @@ PinnedBufferPool::~PinnedBufferPool() {
   for (void* buffer : free_) (void)cudaFreeHost(buffer);
 }
 
-int32_t PinnedBufferPool::made() const {
-  std::lock_guard lock(mu_);
-  return made_;
-}
-
 std::shared_ptr<void> PinnedBufferPool::TryTake() {
   void* buffer = nullptr;
   {

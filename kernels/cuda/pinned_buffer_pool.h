@@ -24,9 +24,6 @@ class PinnedBufferPool : public std::enable_shared_from_this<PinnedBufferPool> {
   // one, else a new one while fewer than the limit exist. Null when all are out or the host
   // cannot pin another.
   std::shared_ptr<void> TryTake();
-  size_t bytes() const { return bytes_; }
-  int32_t limit() const { return limit_; }
-  int32_t made() const;  // buffers that exist (free or out)
 
  private:
   PinnedBufferPool(size_t bytes, int32_t limit) : bytes_(bytes), limit_(limit) {}
@@ -34,7 +31,7 @@ class PinnedBufferPool : public std::enable_shared_from_this<PinnedBufferPool> {
 
   const size_t bytes_;
   const int32_t limit_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::vector<void*> free_;
   int32_t made_ = 0;
 };
