@@ -276,8 +276,8 @@ TrainingRun Train(const std::string& model, const std::string& options) {
   TempDir dir;
   TrainingRun run;
   const std::string log = dir.file("log");
-  EXPECT_EQ(RunCommand(Cli() + " train --num-iters=20 " + options + " " + model + " ark:" +
-                           DataPath("kaldi-mono/graphs.fsts") + " ark:" + Feats() + " " +
+  EXPECT_EQ(RunCommand(Cli() + " train --num-iters=20 " + options + " " + model +
+                           " ark:" + DataPath("kaldi-mono/graphs.fsts") + " ark:" + Feats() + " " +
                            dir.file(""),
                        log),
             0)
@@ -307,9 +307,10 @@ TrainingRun Train(const std::string& model, const std::string& options) {
     total += int64_t(phones.size());
   }
   run.agreement = double(same) / double(total);
-  std::printf("train %s from %s: frames whose phone agrees with Kaldi's alignments: %.1f%%, "
-              "last avg log-likelihood per frame %.4f\n",
-              options.c_str(), model.c_str(), 100.0 * run.agreement, run.likes.back());
+  std::printf(
+      "train %s from %s: frames whose phone agrees with Kaldi's alignments: %.1f%%, "
+      "last avg log-likelihood per frame %.4f\n",
+      options.c_str(), model.c_str(), 100.0 * run.agreement, run.likes.back());
   return run;
 }
 
@@ -337,8 +338,8 @@ std::vector<double> TrainFromAFlatStart(const std::string& options, std::string*
 TEST(TrainCliTest, KaldisAlignmentsAreAFixedPointButNotTheLikeliestOne) {
   TempDir dir;
   const std::string log = dir.file("log");
-  ASSERT_EQ(RunCommand(Cli() + " train --flat-start --num-iters=0 " + Model() + " ark:" +
-                           DataPath("kaldi-mono/graphs.fsts") + " ark:" + Feats() + " " +
+  ASSERT_EQ(RunCommand(Cli() + " train --flat-start --num-iters=0 " + Model() +
+                           " ark:" + DataPath("kaldi-mono/graphs.fsts") + " ark:" + Feats() + " " +
                            dir.file(""),
                        log),
             0)
