@@ -104,6 +104,7 @@ absl::Status CudaGmmStatistics::SetModel(const GmmModel& model, int32_t pdf) {
   log_sum_records_ = DeviceArray<uint4>();
   consts_ = DeviceArray<float2>();
   shift_ = DeviceArray<float>();
+  column_scale_ = DeviceArray<float>();
   partial_ = DeviceArray<float2>();
   exact_lse_ = DeviceArray<float>();
   sums_ = DeviceArray<double>();
@@ -113,7 +114,8 @@ absl::Status CudaGmmStatistics::SetModel(const GmmModel& model, int32_t pdf) {
       device_,
       int64_t(padded * (2 * dim + 1) * sizeof(float) +
               (layout.params.size() + layout.log_sum_records.size()) * sizeof(uint32_t) +
-              (layout.consts.size() + layout.shift.size()) * sizeof(float) +
+              (layout.consts.size() + layout.shift.size() + layout.column_scale.size()) *
+                  sizeof(float) +
               tensor_records * chunk * sizeof(float2) + chunk * sizeof(float) +
               num_sums * sizeof(double)),
       "the GMM and its statistics need"));
@@ -134,6 +136,7 @@ absl::Status CudaGmmStatistics::SetModel(const GmmModel& model, int32_t pdf) {
     GMM_CUDA_RETURN_IF_ERROR(
         cudaMemcpy(consts_.get(), layout.consts.data(), consts_.bytes(), cudaMemcpyHostToDevice));
     GMM_ASSIGN_OR_RETURN(shift_, UploadToDevice(slot_shift_));
+    GMM_ASSIGN_OR_RETURN(column_scale_, UploadToDevice(layout.column_scale));
     GMM_ASSIGN_OR_RETURN(partial_, DeviceArray<float2>::Allocate(tensor_records * chunk));
     if (padded > 0) {
       GMM_ASSIGN_OR_RETURN(exact_lse_, DeviceArray<float>::Allocate(chunk));
@@ -170,7 +173,8 @@ absl::Status CudaGmmStatistics::Launch(const float* device_frames, int32_t num_f
   const EmStatsView exact_stats{exact_sums, exact_sums + padded, exact_sums + padded * (1 + dim),
                                 total};
   const EmTensorModelView tensor{params_.get(), log_sum_records_.get(), consts_.get(),
-                                 shift_.get(),  int32_t(slots),         dim_};
+                                 shift_.get(),  column_scale_.get(),    int32_t(slots),
+                                 dim_};
   const int32_t slices = EmTensorLogSumSlices(tensor, num_frames, sms_);
   // The frames' log-sums over both shares of the Gaussians, then each share's statistics.
   if (slots == 0) {

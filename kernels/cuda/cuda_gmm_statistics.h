@@ -102,6 +102,7 @@ class CudaGmmStatistics : public GmmStatisticsDevice {
   DeviceArray<uint4> params_, log_sum_records_;
   DeviceArray<float2> consts_;
   DeviceArray<float> shift_;
+  DeviceArray<float> column_scale_;
   DeviceArray<float2> partial_;   // [tensor blocks][chunk_frames] log-sums
   DeviceArray<float> exact_lse_;  // the exact kernels' log-sums, when both run
   // The sums in double, one allocation: the tensor slots' [slot][1 + 2 dim] (about their block's

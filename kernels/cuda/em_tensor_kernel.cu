@@ -5,6 +5,7 @@
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/em_tensor_kernel.h"
 #include "kernels/cuda/log_sum.cuh"
+#include "kernels/cuda/mma_f16.cuh"
 #include "kernels/cuda/mma_tf32.cuh"
 
 namespace gmmscore {
@@ -15,29 +16,34 @@ constexpr int kTileFrames = 8;  // the log-likelihoods' N, the statistics' K
 constexpr int kStageTiles = 4;
 constexpr int kStageFrames = kTileFrames * kStageTiles;  // frames converted at a time
 constexpr int kFlushTiles = 32;  // statistics tiles summed in float32 before they go to double
+constexpr float kLowDown = 1.0f / kTensorF16LowScale;
 
 // The statistics kernel's shared memory: the B fragments of a stage's frames,
-// [tile][chunk][lane] words {b0 hi, b1 hi, b0 lo, b1 lo}:
-//   ll     b0 = x'(frame 8n + s, 4c + t), b1 = x'^2 of the same;
-//   stat   b0 = y(frame 8n + 2t, column 8c + s), b1 = y(frame 8n + 2t + 1, column 8c + s), with
-//          columns 8c .. 8c + 3 the x' of dimensions 4c .. 4c + 3 and 8c + 4 .. 8c + 7 their
-//          squares;
-// both double-buffered with the stage's lse (a warp builds the next stage's words before it
-// computes this one's: its ALU work overlaps other warps' products); the frames and lse as copied
-// (asynchronously, a stage ahead of the words); the block's shift; and the double sums of each
-// warp's Gaussians.
+//   ll     [tile][pair][lane] words {b0 hi, b1 hi, b0 lo, b1 lo}: b0 the half2 {x', x'^2} of
+//          frame 8n + s, dimension 4 (2p) + t, scaled by the block's columns and the frame, b1
+//          of dimension 4 (2p + 1) + t;
+//   stat   [tile][chunk][lane] words {b0 hi, b1 hi, b0 lo, b1 lo}: b0 = y(frame 8n + 2t, column
+//          8c + s), b1 = y(frame 8n + 2t + 1, column 8c + s), with columns 8c .. 8c + 3 the x' of
+//          dimensions 4c .. 4c + 3 and 8c + 4 .. 8c + 7 their squares (TF32 splits);
+// both double-buffered with the stage's {lse, 2^e} a frame (a warp builds the next stage's words
+// before it computes this one's: its ALU work overlaps other warps' products); the frames and lse
+// as copied (asynchronously, a stage ahead of the words); the block's shift and column scales;
+// and the double sums of each warp's Gaussians.
 template <int kChunks>
 struct SharedLayout {
-  static constexpr int kDimPad = 4 * kChunks;
-  static constexpr int kWords = kStageTiles * kChunks * 32;
+  static constexpr int kPairs = EmTensorPairs(kChunks);
+  static constexpr int kDimPad = 8 * kPairs;
+  static constexpr int kLlWords = kStageTiles * kPairs * 32;
+  static constexpr int kStatWords = kStageTiles * kChunks * 32;
   static constexpr int kColumns = 8 * kChunks;  // a warp's statistics columns, chunk-ordered
-  static constexpr size_t kLl = 0;              // [2][kWords]
-  static constexpr size_t kStat = kLl + 2 * sizeof(uint4) * kWords;           // [2][kWords]
-  static constexpr size_t kWordsLse = kStat + 2 * sizeof(uint4) * kWords;     // [2][kStageFrames]
-  static constexpr size_t kX = kWordsLse + 2 * sizeof(float) * kStageFrames;  // [2][frames * dim]
+  static constexpr size_t kLl = 0;              // [2][kLlWords]
+  static constexpr size_t kStat = kLl + 2 * sizeof(uint4) * kLlWords;        // [2][kStatWords]
+  static constexpr size_t kFrames = kStat + 2 * sizeof(uint4) * kStatWords;  // [2][frames]
+  static constexpr size_t kX = kFrames + 2 * sizeof(float2) * kStageFrames;  // [2][frames * dim]
   static constexpr size_t kLse = kX + 2 * sizeof(float) * kStageFrames * kDimPad;  // [2][frames]
-  static constexpr size_t kShift = kLse + 2 * sizeof(float) * kStageFrames;
-  static constexpr size_t kSums = (kShift + sizeof(float) * kDimPad + 15) / 16 * 16;
+  static constexpr size_t kShift = kLse + 2 * sizeof(float) * kStageFrames;        // [kDimPad]
+  static constexpr size_t kScale = kShift + sizeof(float) * kDimPad;               // [2][kDimPad]
+  static constexpr size_t kSums = (kScale + 2 * sizeof(float) * kDimPad + 15) / 16 * 16;
   static constexpr size_t kOcc = kSums + sizeof(double) * kEmTensorWarps * 16 * kColumns;
   static constexpr size_t kBytes = kOcc + sizeof(double) * kEmTensorWarps * 16;
 };
@@ -49,58 +55,64 @@ __device__ __forceinline__ uint4 SplitPair(float b0, float b1) {
   return make_uint4(h0, h1, l0, l1);
 }
 
-// total[j] += A . B_j for two 8-column tiles j, in float32 accuracy: A split per chunk of 4
-// dimensions (hi, lo: its m16n8k8 A fragments, in registers), B_j's words {b0 hi, b1 hi, b0 lo,
-// b1 lo} at words_j[c * 32 + lane], 3 products a chunk. Four independent chains (two tiles, even
-// and odd chunks) interleaved, so that no product waits on the one before it; each pair of
-// chunks' products starts from zero and is added in float32 (the tensor cores truncate as they
-// accumulate: tensor_kernel.h).
-template <int kChunks>
-__device__ __forceinline__ void ProductsOfTwoTiles(const uint32_t (&hi)[kChunks][4],
-                                                   const uint32_t (&lo)[kChunks][4],
-                                                   const uint4* words0, const uint4* words1,
-                                                   float (&total)[2][4]) {
+// The scaled {x', x'^2} of one frame's dimensions 4c + t for every chunk c of the pairs (zero
+// past the frame's dimensions or where `present` is false), and the frame's exponent: the
+// largest over the 4 lanes t that hold the frame (lanes 4s .. 4s + 3 of one warp, all calling).
+template <int kPairs>
+struct FrameOperands {
+  float2 y[2 * kPairs];
+  int32_t e = 0;
+
+  __device__ __forceinline__ void Load(const float* x, bool present, int dim, int t,
+                                       const float* shift, const float* scale) {
+    constexpr int kDimPad = 8 * kPairs;
+    float largest = 0.0f;
 #pragma unroll
-  for (int p = 0; p < (kChunks + 1) / 2; ++p) {
-    constexpr int kTwo = 2;
-    uint4 b[2][kTwo];
-    float acc[2][kTwo][4];
-#pragma unroll
-    for (int e = 0; e < kTwo; ++e) {
-      if (2 * p + e < kChunks) {
-        b[0][e] = words0[(2 * p + e) * 32];
-        b[1][e] = words1[(2 * p + e) * 32];
-      }
+    for (int c = 0; c < 2 * kPairs; ++c) {
+      const int d = 4 * c + t;
+      const float v = present && d < dim ? x[d] - shift[d] : 0.0f;
+      y[c] = make_float2(v * scale[d], v * v * scale[kDimPad + d]);
+      largest = fmaxf(largest, fmaxf(fabsf(y[c].x), fabsf(y[c].y)));
     }
-#pragma unroll
-    for (int e = 0; e < kTwo; ++e) {
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        if (2 * p + e < kChunks) MmaTf32From0(acc[j][e], lo[2 * p + e], b[j][e].x, b[j][e].y);
-      }
-    }
-#pragma unroll
-    for (int e = 0; e < kTwo; ++e) {
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        if (2 * p + e < kChunks) MmaTf32(acc[j][e], hi[2 * p + e], b[j][e].z, b[j][e].w);
-      }
-    }
-#pragma unroll
-    for (int e = 0; e < kTwo; ++e) {
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        if (2 * p + e < kChunks) MmaTf32(acc[j][e], hi[2 * p + e], b[j][e].x, b[j][e].y);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        total[j][i] += 2 * p + 1 < kChunks ? acc[j][0][i] + acc[j][1][i] : acc[j][0][i];
-      }
-    }
+    largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, 1));
+    largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, 2));
+    e = FrameExponent(largest);
   }
+
+  // Chunk c at the frame's scale, split: {hi, lo} half2 words.
+  __device__ __forceinline__ void Split(int c, uint32_t& hi, uint32_t& lo) const {
+    const float down = PowerOfTwo(-e);
+    SplitF16(y[c].x * down, y[c].y * down, hi, lo);
+  }
+};
+
+// products (16 x 8, frames or Gaussians by the other) += the tile's three split products over
+// every pair of chunks: a_hi / a_lo the A fragments of each pair, b_words the tile's B words
+// ({b0 hi, b1 hi, b0 lo, b1 lo} at b_words[p * 32]). hi.hi starts from zero every pair and is
+// added in float32 (the tensor cores truncate as they accumulate: tensor_kernel.h); the
+// corrections accumulate apart, 2^11 smaller, and are added once at the end.
+template <int kPairs>
+__device__ __forceinline__ void SplitProducts(const uint32_t (&a_hi)[kPairs][4],
+                                              const uint32_t (&a_lo)[kPairs][4],
+                                              const uint4* b_words, float (&products)[4]) {
+  float corr[4];
+#pragma unroll
+  for (int p = 0; p < kPairs; ++p) {
+    const uint4 b = b_words[p * 32];
+    if (p == 0) {
+      MmaF16From0(products, a_hi[p], b.x, b.y);
+      MmaF16From0(corr, a_hi[p], b.z, b.w);
+    } else {
+      float acc[4];
+      MmaF16From0(acc, a_hi[p], b.x, b.y);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) products[i] += acc[i];
+      MmaF16(corr, a_hi[p], b.z, b.w);
+    }
+    MmaF16(corr, a_lo[p], b.x, b.y);
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) products[i] = fmaf(corr[i], kLowDown, products[i]);
 }
 
 __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
@@ -141,21 +153,37 @@ __device__ __forceinline__ void PrefetchStage(const float* __restrict__ feats,
 }
 
 // The B fragments of the `count` frames in xs (row stride dim), less the block's shift; zero past
-// the frames and the dimensions. Their lse to words_lse (+inf past the frames: no posterior).
+// the frames and the dimensions. The first half of the block builds the log-likelihoods' words,
+// four lanes a frame, and each frame's {lse, 2^e} (+inf past the frames: no posterior); the
+// second half the statistics' words.
 template <int kChunks>
 __device__ void BuildWords(const float* xs, const float* lse, int count, int dim,
-                           const float* shift, uint4* ll, uint4* stat, float* words_lse) {
-  for (int f = threadIdx.x; f < kStageFrames; f += kThreads) {
-    words_lse[f] = f < count ? lse[f] : INFINITY;
+                           const float* shift, const float* scale, uint4* ll, uint4* stat,
+                           float2* frames) {
+  constexpr int kPairs = EmTensorPairs(kChunks);
+  constexpr int kHalf = kThreads / 2;
+  static_assert(kHalf == 4 * kStageFrames, "four lanes a frame");
+  if (threadIdx.x < kHalf) {
+    const int f = threadIdx.x / 4, t = threadIdx.x % 4;
+    FrameOperands<kPairs> frame;
+    frame.Load(xs + f * dim, f < count, dim, t, shift, scale);
+    const int n = f / 8, s = f % 8;
+#pragma unroll
+    for (int p = 0; p < kPairs; ++p) {
+      uint32_t h0, l0, h1, l1;
+      frame.Split(2 * p, h0, l0);
+      frame.Split(2 * p + 1, h1, l1);
+      ll[(n * kPairs + p) * 32 + 4 * s + t] = make_uint4(h0, h1, l0, l1);
+    }
+    if (t == 0) frames[f] = make_float2(f < count ? lse[f] : INFINITY, PowerOfTwo(frame.e));
+    return;
   }
   const auto value = [&](int f, int d) {
     return f < count && d < dim ? xs[f * dim + d] - shift[d] : 0.0f;
   };
-  for (int w = threadIdx.x; w < kStageTiles * kChunks * 32; w += kThreads) {
+  for (int w = threadIdx.x - kHalf; w < kStageTiles * kChunks * 32; w += kHalf) {
     const int lane = w % 32, c = (w / 32) % kChunks, n = w / (32 * kChunks);
     const int s = lane / 4, t = lane % 4;
-    const float x = value(8 * n + s, 4 * c + t);
-    ll[w] = SplitPair(x, x * x);
     const int d = 4 * c + (s & 3);
     float y0 = value(8 * n + 2 * t, d), y1 = value(8 * n + 2 * t + 1, d);
     if (s >= 4) {
@@ -166,43 +194,40 @@ __device__ void BuildWords(const float* xs, const float* lse, int count, int dim
   }
 }
 
-// The warp's 16 Gaussians: A fragments of every chunk and the constants of Gaussians s, s + 8.
+// The warp's 16 Gaussians: A fragments of every pair and the constants of Gaussians s, s + 8.
 template <int kChunks>
 struct WarpGaussians {
-  uint32_t hi[kChunks][4];
-  uint32_t lo[kChunks][4];
+  static constexpr int kPairs = EmTensorPairs(kChunks);
+  uint32_t hi[kPairs][4];
+  uint32_t lo[kPairs][4];
   float2 k[2];
 
   __device__ void Load(const EmTensorModelView& model, int warp_tile) {
     const int lane = threadIdx.x % 32;
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) {
-      const uint4 h = model.params[(size_t(warp_tile * kChunks + c) * 2 + 0) * 32 + lane];
-      const uint4 l = model.params[(size_t(warp_tile * kChunks + c) * 2 + 1) * 32 + lane];
-      hi[c][0] = h.x, hi[c][1] = h.y, hi[c][2] = h.z, hi[c][3] = h.w;
-      lo[c][0] = l.x, lo[c][1] = l.y, lo[c][2] = l.z, lo[c][3] = l.w;
+    for (int p = 0; p < kPairs; ++p) {
+      const uint4 h = model.params[(size_t(warp_tile * kPairs + p) * 2 + 0) * 32 + lane];
+      const uint4 l = model.params[(size_t(warp_tile * kPairs + p) * 2 + 1) * 32 + lane];
+      hi[p][0] = h.x, hi[p][1] = h.y, hi[p][2] = h.z, hi[p][3] = h.w;
+      lo[p][0] = l.x, lo[p][1] = l.y, lo[p][2] = l.z, lo[p][3] = l.w;
     }
     k[0] = model.consts[warp_tile * kEmTensorWarpGauss + lane / 4];
     k[1] = model.consts[warp_tile * kEmTensorWarpGauss + lane / 4 + 8];
   }
 
-  // ll[j] = {(s, 2t), (s, 2t + 1), (s + 8, 2t), (s + 8, 2t + 1)} (Gaussian, frame) of tile n + j.
-  __device__ void LogLikes(const uint4* __restrict__ ll_words, int n, float (&ll)[2][4]) const {
-    const int lane = threadIdx.x % 32;
-    float total[2][4];
+  // ll[j] = {(s, 2t), (s, 2t + 1), (s + 8, 2t), (s + 8, 2t + 1)} (Gaussian, frame) of tile n + j;
+  // frames[f].y is frame f's 2^e.
+  __device__ void LogLikes(const uint4* __restrict__ ll_words, const float2* frames, int n,
+                           float (&ll)[2][4]) const {
+    const int lane = threadIdx.x % 32, t = lane % 4;
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-      total[j][0] = total[j][1] = k[0].x;
-      total[j][2] = total[j][3] = k[1].x;
-    }
-    ProductsOfTwoTiles<kChunks>(hi, lo, ll_words + (n * kChunks) * 32 + lane,
-                                ll_words + ((n + 1) * kChunks) * 32 + lane, total);
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      ll[j][0] = total[j][0] + k[0].y;
-      ll[j][1] = total[j][1] + k[0].y;
-      ll[j][2] = total[j][2] + k[1].y;
-      ll[j][3] = total[j][3] + k[1].y;
+      SplitProducts<kPairs>(hi, lo, ll_words + ((n + j) * kPairs) * 32 + lane, ll[j]);
+      const float up0 = frames[8 * (n + j) + 2 * t].y, up1 = frames[8 * (n + j) + 2 * t + 1].y;
+      ll[j][0] = fmaf(ll[j][0], up0, k[0].x) + k[0].y;
+      ll[j][1] = fmaf(ll[j][1], up1, k[0].x) + k[0].y;
+      ll[j][2] = fmaf(ll[j][2], up0, k[1].x) + k[1].y;
+      ll[j][3] = fmaf(ll[j][3], up1, k[1].x) + k[1].y;
     }
   }
 };
@@ -215,11 +240,12 @@ __device__ __forceinline__ void SliceOfFrames(int32_t num_frames, int64_t& begin
   end = begin + per_stage < num_frames ? begin + per_stage : int64_t(num_frames);
 }
 
-// The log-sums: a warp owns 16 frames (the A operand: x' and x'^2, split, in registers, remade for
-// each record's shift) and meets the Gaussians of its slice a record of kEmTensorRecordGauss at a
-// time, staged through shared memory (EmTensorLogSumRecordWords, double-buffered by cp.async) and
-// read by all of the block's warps. Lane 4s + t keeps running (max, sum) of frames s and s + 8
-// over Gaussians 2t, 2t + 1 of every 8; the lanes of a frame merge at the end.
+// The log-sums: a warp owns 16 frames (the A operand: scaled, split {x', x'^2} in registers,
+// remade for each record's shift and scales) and meets the Gaussians of its slice a record of
+// kEmTensorRecordGauss at a time, staged through shared memory (EmTensorLogSumRecordWords,
+// double-buffered by cp.async) and read by all of the block's warps. Lane 4s + t keeps running
+// (max, sum) of frames s and s + 8 over Gaussians 2t, 2t + 1 of every 8; the lanes of a frame
+// merge at the end.
 constexpr int kLogSumWarps = 8;
 constexpr int kLogSumThreads = 32 * kLogSumWarps;
 constexpr int kLogSumFrames = 16 * kLogSumWarps;
@@ -247,8 +273,9 @@ template <int kChunks>
 __global__ void __launch_bounds__(kLogSumThreads, 2)
     LogSumsKernel(const EmTensorModelView model, const float* __restrict__ feats,
                   const int32_t num_frames, float2* __restrict__ partial) {
+  constexpr int kPairs = EmTensorPairs(kChunks);
   constexpr int kRecord = EmTensorLogSumRecordWords(kChunks);
-  constexpr int kParamWords = (kEmTensorRecordGauss / 8) * kChunks * 32;
+  constexpr int kParamWords = (kEmTensorRecordGauss / 8) * kPairs * 32;
   extern __shared__ __align__(16) uint4 stages[];  // [2][kRecord]
   const int lane = threadIdx.x % 32, s = lane / 4, t = lane % 4;
   const int64_t frame0 = int64_t(blockIdx.x) * kLogSumFrames + (threadIdx.x / 32) * 16;
@@ -276,39 +303,31 @@ __global__ void __launch_bounds__(kLogSumThreads, 2)
     const float2* consts = reinterpret_cast<const float2*>(stage + kParamWords);
     const float* shift =
         reinterpret_cast<const float*>(stage + kParamWords + kEmTensorRecordGauss / 2);
-    // A fragments: {x'(s), x'(s + 8), x'^2(s), x'^2(s + 8)} of dimension 4c + t, from the frames
-    // (read again for each block: they stay in L1, registers are short) less the block's shift.
-    uint32_t a_hi[kChunks][4], a_lo[kChunks][4];
+    const float* scale = shift + 8 * kPairs;
+    // A fragments, [p][2 (c - 2p) + h]: frame s + 8h, chunk c (read again for each record: the
+    // frames stay in L1, registers are short).
+    uint32_t a_hi[kPairs][4], a_lo[kPairs][4];
+    float up[2];
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) {
-      const int d = 4 * c + t;
-      const float sh = shift[d];
+    for (int h = 0; h < 2; ++h) {
+      const int64_t f = frame0 + s + 8 * h;
+      FrameOperands<kPairs> frame;
+      frame.Load(feats + f * model.dim, f < num_frames, model.dim, t, shift, scale);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int64_t f = frame0 + s + 8 * h;
-        const float y = f < num_frames && d < model.dim ? feats[f * model.dim + d] - sh : 0.0f;
-        SplitTf32(y, a_hi[c][h], a_lo[c][h]);
-        SplitTf32(y * y, a_hi[c][2 + h], a_lo[c][2 + h]);
+      for (int c = 0; c < 2 * kPairs; ++c) {
+        frame.Split(c, a_hi[c / 2][2 * (c % 2) + h], a_lo[c / 2][2 * (c % 2) + h]);
       }
+      up[h] = PowerOfTwo(frame.e);
     }
 #pragma unroll 1
-    for (int n = 0; n < kEmTensorRecordGauss / 8; n += 2) {
-      // Tiles n, n + 1: Gaussians 8n + 2t, 8n + 2t + 1 and 8 more. C' = hi + lo, read from the
-      // stage where needed (registers are short).
-      float total[2][4];
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        total[j][0] = total[j][2] = consts[8 * (n + j) + 2 * t].x;
-        total[j][1] = total[j][3] = consts[8 * (n + j) + 2 * t + 1].x;
-      }
-      ProductsOfTwoTiles<kChunks>(a_hi, a_lo, stage + (n * kChunks) * 32 + lane,
-                                  stage + ((n + 1) * kChunks) * 32 + lane, total);
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        const float lo0 = consts[8 * (n + j) + 2 * t].y, lo1 = consts[8 * (n + j) + 2 * t + 1].y;
-        sums[0].Add(total[j][0] + lo0, total[j][1] + lo1);
-        sums[1].Add(total[j][2] + lo0, total[j][3] + lo1);
-      }
+    for (int n = 0; n < kEmTensorRecordGauss / 8; ++n) {
+      // Tile n: Gaussians 8n + 2t, 8n + 2t + 1 of frames s and s + 8. C' = hi + lo, read from
+      // the stage where needed (registers are short).
+      float products[4];
+      SplitProducts<kPairs>(a_hi, a_lo, stage + (n * kPairs) * 32 + lane, products);
+      const float2 k0 = consts[8 * n + 2 * t], k1 = consts[8 * n + 2 * t + 1];
+      sums[0].Add(fmaf(products[0], up[0], k0.x) + k0.y, fmaf(products[1], up[0], k1.x) + k1.y);
+      sums[1].Add(fmaf(products[2], up[1], k0.x) + k0.y, fmaf(products[3], up[1], k1.x) + k1.y);
     }
     __syncthreads();  // the stage is read before the copy after next overwrites it
   }
@@ -336,10 +355,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ __align__(16) unsigned char smem[];
   uint4* ll_words = reinterpret_cast<uint4*>(smem + L::kLl);
   uint4* stat_words = reinterpret_cast<uint4*>(smem + L::kStat);
-  float* words_lse = reinterpret_cast<float*>(smem + L::kWordsLse);
+  float2* words_frames = reinterpret_cast<float2*>(smem + L::kFrames);
   float* xs = reinterpret_cast<float*>(smem + L::kX);
   float* lse_s = reinterpret_cast<float*>(smem + L::kLse);
   float* shift = reinterpret_cast<float*>(smem + L::kShift);
+  float* scale = reinterpret_cast<float*>(smem + L::kScale);
   double* warp_sums = reinterpret_cast<double*>(smem + L::kSums);  // [warp][16][kColumns]
   double* warp_occ = reinterpret_cast<double*>(smem + L::kOcc);    // [warp][16]
   const int dim = model.dim;
@@ -348,7 +368,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     warp_sums[i] = 0.0;
   }
   for (int i = threadIdx.x; i < kEmTensorWarps * 16; i += kThreads) warp_occ[i] = 0.0;
-  for (int d = threadIdx.x; d < dim; d += kThreads) shift[d] = model.shift[blockIdx.x * dim + d];
+  for (int d = threadIdx.x; d < L::kDimPad; d += kThreads) {
+    shift[d] = d < dim ? model.shift[blockIdx.x * dim + d] : 0.0f;
+    scale[d] = d < dim ? model.column_scale[(2 * blockIdx.x) * dim + d] : 0.0f;
+    scale[L::kDimPad + d] = d < dim ? model.column_scale[(2 * blockIdx.x + 1) * dim + d] : 0.0f;
+  }
   WarpGaussians<kChunks> gauss;
   gauss.Load(model, blockIdx.x * kEmTensorWarps + warp);
   float sum[kChunks][4] = {};
@@ -387,9 +411,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // apart each, with a barrier a stage.
   const auto xs_of = [&](int b) { return xs + b * kStageFrames * L::kDimPad; };
   const auto words_of = [&](int b, int64_t first) {
-    BuildWords<kChunks>(xs_of(b), lse_s + b * kStageFrames, count_at(first), dim, shift,
-                        ll_words + b * L::kWords, stat_words + b * L::kWords,
-                        words_lse + b * kStageFrames);
+    BuildWords<kChunks>(xs_of(b), lse_s + b * kStageFrames, count_at(first), dim, shift, scale,
+                        ll_words + b * L::kLlWords, stat_words + b * L::kStatWords,
+                        words_frames + b * kStageFrames);
   };
   if (begin < end) PrefetchStage(feats, lse, begin, count_at(begin), dim, xs_of(0), lse_s);
   WaitCopies<0>();
@@ -409,20 +433,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       PrefetchStage(feats, lse, next + kStageFrames, count_at(next + kStageFrames), dim,
                     xs_of(buffer), lse_s + buffer * kStageFrames);
     }
-    const uint4* ll_stage = ll_words + buffer * L::kWords;
-    const uint4* stat_stage = stat_words + buffer * L::kWords;
-    const float* stage_lse = words_lse + buffer * kStageFrames;
+    const uint4* ll_stage = ll_words + buffer * L::kLlWords;
+    const uint4* stat_stage = stat_words + buffer * L::kStatWords;
+    const float2* stage_frames = words_frames + buffer * kStageFrames;
 #pragma unroll 1
     for (int n = 0; n < kStageTiles; n += 2) {
       float ll[2][4];
-      gauss.LogLikes(ll_stage, n, ll);
+      gauss.LogLikes(ll_stage, stage_frames, n, ll);
       // The A fragments of the statistics, with reduction index t <-> frame 2t, t + 4 <-> 2t + 1:
       // {(s, t), (s + 8, t), (s, t + 4), (s + 8, t + 4)}.
       uint32_t a_hi[2][4], a_lo[2][4];
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
-        const float lse0 = stage_lse[8 * (n + j) + 2 * t];
-        const float lse1 = stage_lse[8 * (n + j) + 2 * t + 1];
+        const float lse0 = stage_frames[8 * (n + j) + 2 * t].x;
+        const float lse1 = stage_frames[8 * (n + j) + 2 * t + 1].x;
         const float g[4] = {__expf(ll[j][0] - lse0), __expf(ll[j][1] - lse1),
                             __expf(ll[j][2] - lse0), __expf(ll[j][3] - lse1)};
         occ[0] += g[0] + g[1];

@@ -1,14 +1,14 @@
 #include "kernels/cuda/em_tensor_layout.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <numeric>
+#include <utility>
 
 #include "kernels/cuda/em_tensor_kernel.h"
-#include "kernels/cuda/tf32_split.h"
+#include "kernels/cuda/f16_split.h"
 
 namespace gmmscore {
 namespace {
@@ -138,52 +138,83 @@ EmTensorLayout BuildEmTensorLayout(const GmmModel& model, int32_t pdf, bool tens
     layout.consts[2 * slot] = hi;
     layout.consts[2 * slot + 1] = static_cast<float>(k - double(hi));
   }
+  // Each block's column scales: its largest |u| (then |v|) of each dimension to [2^13, 2^14).
+  const size_t blocks = slots / kEmTensorBlockGauss;
+  const size_t pairs = size_t(EmTensorPairs(chunks));
+  std::vector<float> param_scale(blocks * 2 * dim_pad, 1.0f);
+  layout.column_scale.assign(blocks * 2 * dim, 0.0f);
+  for (size_t b = 0; b < blocks; ++b) {
+    for (size_t d = 0; d < dim; ++d) {
+      float largest_u = 0.0f, largest_v = 0.0f;
+      for (size_t slot = b * kEmTensorBlockGauss; slot < (b + 1) * kEmTensorBlockGauss; ++slot) {
+        largest_u = std::max(largest_u, std::abs(u[slot * dim_pad + d]));
+        largest_v = std::max(largest_v, std::abs(v[slot * dim_pad + d]));
+      }
+      param_scale[(2 * b) * dim_pad + d] = F16ColumnScale(largest_u);
+      param_scale[(2 * b + 1) * dim_pad + d] = F16ColumnScale(largest_v);
+      // Powers of two: exact reciprocals.
+      layout.column_scale[(2 * b) * dim + d] = 1.0f / param_scale[(2 * b) * dim_pad + d];
+      layout.column_scale[(2 * b + 1) * dim + d] = 1.0f / param_scale[(2 * b + 1) * dim_pad + d];
+    }
+  }
+  // Slot's {u, v} of dimension d (zero past the dimensions), scaled and split: {hi, lo}.
+  const auto split = [&](size_t slot, size_t d) -> std::pair<uint32_t, uint32_t> {
+    if (d >= dim) return {0u, 0u};
+    const size_t b = slot / kEmTensorBlockGauss;
+    return SplitF16Pair(u[slot * dim_pad + d] * param_scale[(2 * b) * dim_pad + d],
+                        v[slot * dim_pad + d] * param_scale[(2 * b + 1) * dim_pad + d]);
+  };
   const size_t warp_tiles = slots / kEmTensorWarpGauss;
-  layout.params.assign(warp_tiles * size_t(chunks) * 2 * 32 * 4, 0u);
+  layout.params.assign(warp_tiles * pairs * 2 * 32 * 4, 0u);
   for (size_t wt = 0; wt < warp_tiles; ++wt) {
-    for (size_t c = 0; c < size_t(chunks); ++c) {
+    for (size_t p = 0; p < pairs; ++p) {
       for (size_t lane = 0; lane < 32; ++lane) {
-        const size_t s = lane / 4, t = lane % 4, d = 4 * c + t;
+        const size_t s = lane / 4, t = lane % 4;
         const size_t g0 = wt * kEmTensorWarpGauss + s, g1 = g0 + 8;
-        const float a[4] = {u[g0 * dim_pad + d], u[g1 * dim_pad + d], v[g0 * dim_pad + d],
-                            v[g1 * dim_pad + d]};
+        // a0 .. a3: Gaussians s, s + 8 at dimension 4 (2p) + t, then at 4 (2p + 1) + t.
+        const std::pair<uint32_t, uint32_t> a[4] = {split(g0, 8 * p + t), split(g1, 8 * p + t),
+                                                    split(g0, 8 * p + 4 + t),
+                                                    split(g1, 8 * p + 4 + t)};
         for (size_t i = 0; i < 4; ++i) {
-          const float hi = Tf32HighPart(a[i]);
-          layout.params[(((wt * chunks + c) * 2 + 0) * 32 + lane) * 4 + i] =
-              std::bit_cast<uint32_t>(hi);
-          layout.params[(((wt * chunks + c) * 2 + 1) * 32 + lane) * 4 + i] =
-              std::bit_cast<uint32_t>(a[i] - hi);
+          layout.params[(((wt * pairs + p) * 2 + 0) * 32 + lane) * 4 + i] = a[i].first;
+          layout.params[(((wt * pairs + p) * 2 + 1) * 32 + lane) * 4 + i] = a[i].second;
         }
       }
     }
   }
-  // The log-sums kernel's records: B fragments {u hi, v hi, u lo, v lo} of Gaussian 8n + s,
-  // dimension 4c + t; the constants; the shift.
+  // The log-sums kernel's records: B fragments {b0 hi, b1 hi, b0 lo, b1 lo} of Gaussian 8n + s,
+  // dimensions 4 (2p) + t and 4 (2p + 1) + t; the constants; the shift; the column scales.
   const size_t records = slots / kEmTensorRecordGauss;
   const size_t record = size_t(EmTensorLogSumRecordWords(chunks));
+  const size_t record_pad = 8 * pairs;  // dimensions of a record's shift and scales
   layout.log_sum_records.assign(records * record * 4, 0u);
   for (size_t r = 0; r < records; ++r) {
     uint32_t* out = &layout.log_sum_records[r * record * 4];
     for (size_t n = 0; n < kEmTensorRecordGauss / 8; ++n) {
-      for (size_t c = 0; c < size_t(chunks); ++c) {
+      for (size_t p = 0; p < pairs; ++p) {
         for (size_t lane = 0; lane < 32; ++lane) {
-          const size_t g = r * kEmTensorRecordGauss + 8 * n + lane / 4, d = 4 * c + lane % 4;
-          const float uh = Tf32HighPart(u[g * dim_pad + d]), vh = Tf32HighPart(v[g * dim_pad + d]);
-          uint32_t* word = out + ((n * chunks + c) * 32 + lane) * 4;
-          word[0] = std::bit_cast<uint32_t>(uh);
-          word[1] = std::bit_cast<uint32_t>(vh);
-          word[2] = std::bit_cast<uint32_t>(u[g * dim_pad + d] - uh);
-          word[3] = std::bit_cast<uint32_t>(v[g * dim_pad + d] - vh);
+          const size_t g = r * kEmTensorRecordGauss + 8 * n + lane / 4, t = lane % 4;
+          const auto [hi0, lo0] = split(g, 8 * p + t);
+          const auto [hi1, lo1] = split(g, 8 * p + 4 + t);
+          uint32_t* word = out + ((n * pairs + p) * 32 + lane) * 4;
+          word[0] = hi0;
+          word[1] = hi1;
+          word[2] = lo0;
+          word[3] = lo1;
         }
       }
     }
-    float* tail = reinterpret_cast<float*>(out + (kEmTensorRecordGauss / 8) * chunks * 32 * 4);
+    float* tail = reinterpret_cast<float*>(out + (kEmTensorRecordGauss / 8) * pairs * 32 * 4);
     for (size_t k = 0; k < 2 * kEmTensorRecordGauss; ++k) {
       tail[k] = layout.consts[2 * r * kEmTensorRecordGauss + k];
     }
     const size_t block = r * kEmTensorRecordGauss / kEmTensorBlockGauss;
+    float* shift_out = tail + 2 * kEmTensorRecordGauss;
+    float* scale_out = shift_out + record_pad;
     for (size_t d = 0; d < dim; ++d) {
-      tail[2 * kEmTensorRecordGauss + d] = float(shift[block * dim + d]);
+      shift_out[d] = float(shift[block * dim + d]);
+      scale_out[d] = layout.column_scale[(2 * block) * dim + d];
+      scale_out[record_pad + d] = layout.column_scale[(2 * block + 1) * dim + d];
     }
   }
   return layout;

@@ -30,6 +30,7 @@ struct EmTensorLayout {
   std::vector<uint32_t> params;           // EmTensorModelView::params, 4 words a uint4
   std::vector<float> consts;              // EmTensorModelView::consts, 2 a float2
   std::vector<float> shift;               // [block][dim]
+  std::vector<float> column_scale;        // EmTensorModelView::column_scale, [block][2][dim]
   std::vector<uint32_t> log_sum_records;  // EmTensorModelView::log_sum_records, 4 words a uint4
   // The pdf's Gaussians left to the exact kernels, in the pdf's order.
   std::vector<int32_t> exact;

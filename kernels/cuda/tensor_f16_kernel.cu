@@ -1,7 +1,6 @@
-#include <cuda_fp16.h>
-
 #include <utility>
 
+#include "kernels/cuda/mma_f16.cuh"
 #include "kernels/cuda/row_pipeline.cuh"
 #include "kernels/cuda/simt_model_view.h"  // kPadGconst
 #include "kernels/cuda/tensor_f16_kernel.h"
@@ -12,41 +11,6 @@ namespace {
 // A register cap of 128 a thread, as for the 3xTF32 kernel; this one needs far fewer (the frames'
 // operands take 4 registers a chunk, not 8), and the spare ones keep more products in flight.
 constexpr int32_t kMinBlocks = 2;
-
-// a and b as a half2 register, a in the low half (the lower k of a fragment's pair).
-__device__ __forceinline__ uint32_t PackHalf2(float a, float b) {
-  const __half2 h = __floats2half2_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
-
-// The split of a scaled operand pair (tensor_f16_kernel.h): hi = half(a), lo = half((a - hi) 2^11).
-__device__ __forceinline__ void SplitF16(float a, float b, uint32_t& hi, uint32_t& lo) {
-  hi = PackHalf2(a, b);
-  const float2 h = __half22float2(*reinterpret_cast<const __half2*>(&hi));
-  lo = PackHalf2((a - h.x) * kTensorF16LowScale, (b - h.y) * kTensorF16LowScale);
-}
-
-// d += a . b, m16n8k16, half operands, float accumulators (PTX ISA fragment layouts: lane
-// = 4 s + t holds a0 = A[s][2t, 2t + 1], a1 = A[s + 8][2t, 2t + 1], a2 and a3 the same at
-// k + 8; b0 = B[2t, 2t + 1][s], b1 the same at k + 8; d as for m16n8k8).
-__device__ __forceinline__ void MmaF16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                       uint32_t a3, uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// The same with k = 8: a0, a1 and b0 alone.
-__device__ __forceinline__ void MmaF16K8(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(b0));
-}
-
-// 2^e as a float, for |e| <= 126.
-__device__ __forceinline__ float PowerOfTwo(int32_t e) { return __int_as_float((127 + e) << 23); }
 
 // A chunk of 8 k is 4 dimensions 4c + t, each as the pair (x', x'^2) at k = 2t, 2t + 1: a lane's
 // half2 of the A fragment for one frame, and the half2 {u, v} of the layout for one state. A
@@ -89,7 +53,7 @@ __global__ void __launch_bounds__(kTensorMaxThreads, kMinBlocks)
     }
     largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, 1));
     largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, 2));
-    const int32_t e = largest > 0.0f ? max(-100, min(100, ilogbf(largest) - 14)) : 0;
+    const int32_t e = FrameExponent(largest);
     frame_scale[h] = PowerOfTwo(e);
     frame_down[h] = PowerOfTwo(-e);
   }

@@ -9,33 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_packed_model.h"  // ExpandGaussian
+#include "kernels/cuda/f16_split.h"
 #include "kernels/cuda/tf32_split.h"
 
 namespace gmmscore {
 namespace {
 
 constexpr int64_t kMaxGridY = 65535;  // groups are the grid's y dimension
-
-// The power of two 2^s that brings a column's largest magnitude to [2^13, 2^14) (1 for a column
-// of zeros), within float32's normal range.
-float ColumnParameterScale(float largest) {
-  if (!(largest > 0.0f)) return 1.0f;
-  return std::ldexp(1.0f, std::clamp(13 - std::ilogb(largest), -100, 100));
-}
-
-// The bits of p in half precision, rounded to nearest even.
-uint16_t HalfBits(float p) { return std::bit_cast<uint16_t>(static_cast<_Float16>(p)); }
-
-float HalfValue(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
-
-// A scaled parameter pair's high half2 and low half2 (tensor_model_layout.h).
-std::pair<uint32_t, uint32_t> SplitF16Pair(float u, float v) {
-  const uint16_t hi_u = HalfBits(u);
-  const uint16_t hi_v = HalfBits(v);
-  const uint16_t lo_u = HalfBits((u - HalfValue(hi_u)) * kTensorF16LowScale);
-  const uint16_t lo_v = HalfBits((v - HalfValue(hi_v)) * kTensorF16LowScale);
-  return {uint32_t(hi_u) | uint32_t(hi_v) << 16, uint32_t(lo_u) | uint32_t(lo_v) << 16};
-}
 
 template <typename T>
 int64_t VectorBytes(const std::vector<T>& v) {
@@ -148,7 +128,7 @@ absl::StatusOr<TensorModelLayout> BuildTensorModelLayout(const GmmModel& model,
     std::vector<float> parameter_scale(largest.size());
     layout.column_scale.resize(largest.size());
     for (size_t i = 0; i < largest.size(); ++i) {
-      parameter_scale[i] = ColumnParameterScale(largest[i]);
+      parameter_scale[i] = F16ColumnScale(largest[i]);
       layout.column_scale[i] = 1.0f / parameter_scale[i];  // a power of two: exact
     }
     const size_t row_words = size_t(TensorF16RowWords(layout.chunks)) * 4;
