@@ -3,7 +3,8 @@
 // against the CPU's float64 statistics (train/accumulate): one EM iteration's re-estimated
 // weights, means and variances within 1e-4 relative, on single GMMs with Gaussian counts that are
 // not a multiple of the tile, dimensions 13, 39, 40 and 128, one frame, frames far from the means,
-// tiny variances far from the origin (where float32 sums of x^2 would cancel), and clusters of
+// variances five decades apart, frames 10^4 outside the model among ordinary ones, tiny variances
+// far from the origin (where float32 sums of x^2 would cancel), and clusters of
 // Gaussians far apart (some to each path); streamed in chunks equals resident; sums accumulate
 // across calls and devices' worth of AddTo.
 #include <gtest/gtest.h>
@@ -141,6 +142,7 @@ TEST_F(CudaEmStatsTest, OneIterationMatchesTheCpuFloat64Statistics) {
       {"far from the means", 37, 13, 20000, 8.0, 0.0f, 0.2f, 4.0f},
       {"tiny variances at 100", 50, 13, 20000, 1.0, 100.0f, 1e-3f, 1e-2f, 3.0f, Case::kNone},
       {"one frame", 37, 13, 1, 1.0, 0.0f, 0.2f, 4.0f},
+      {"variances from 1e-2 to 1e3", 150, 39, 30000, 1.0, 0.0f, 1e-2f, 1e3f},
   };
   for (const bool tensor_cores : {true, false}) {
     for (const Case& c : cases) {
@@ -156,6 +158,30 @@ TEST_F(CudaEmStatsTest, OneIterationMatchesTheCpuFloat64Statistics) {
       ExpectOneIterationMatches(RandomModel(options, 17), c, tensor_cores);
     }
   }
+}
+
+// Frames that sit far outside the model, one in 50 (a corrupt or mislabelled frame: 10^4 away in
+// one dimension), beside ordinary ones: the Gaussians that take them get x'^2 near 10^8 in their
+// sums, in the same 16-frame groups as values near 1.
+TEST_F(CudaEmStatsTest, OutlierFramesAmongOrdinaryOnes) {
+  RandomModelOptions options;
+  options.num_states = 1;
+  options.dim = 39;
+  options.min_gauss = options.max_gauss = 200;
+  const GmmModel model = RandomModel(options, 29);
+  Matrix frames = Sample(model, 0, 30000, 1.0, 5);
+  for (int32_t t = 0; t < frames.rows; t += 50) {
+    frames.at(t, t % frames.cols) += (t % 100 == 0 ? 1e4f : -1e4f);
+  }
+  GmmStats cpu = GmmStats::ForModel(model, kGmmAll), gpu = cpu;
+  ASSERT_TRUE(
+      GmmAccumulator(model).AccumulateFrames(0, frames.data.data(), frames.rows, 0, &cpu).ok());
+  auto stats = CudaGmmStatistics::Create(model, 0, {.tensor_cores = true});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_GE(10 * (*stats)->tensor_gaussians(), 9 * 200);
+  ASSERT_TRUE((*stats)->AccumulateHost(frames.data.data(), frames.rows).ok());
+  ASSERT_TRUE((*stats)->AddTo(&gpu).ok());
+  ExpectSameUpdate(model, gpu, cpu);
 }
 
 // Two clusters 40 apart with variances under 0.5: a block of Gaussians that took both would have
