@@ -155,13 +155,16 @@ __device__ __forceinline__ void PrefetchStage(const float* __restrict__ feats,
 // The B fragments of the `count` frames in xs (row stride dim), less the block's shift; zero past
 // the frames and the dimensions. The first half of the block builds the log-likelihoods' words,
 // four lanes a frame, and each frame's {lse, 2^e} (+inf past the frames: no posterior); the
-// second half the statistics' words.
+// statistics' words go in pairs (a dimension's x' and x'^2 words from the same two values), one
+// pair to each thread of the first half and the rest to the second, so that both halves finish
+// together.
 template <int kChunks>
 __device__ void BuildWords(const float* xs, const float* lse, int count, int dim,
                            const float* shift, const float* scale, uint4* ll, uint4* stat,
                            float2* frames) {
   constexpr int kPairs = EmTensorPairs(kChunks);
   constexpr int kHalf = kThreads / 2;
+  constexpr int kStatPairs = kStageTiles * kChunks * 16;
   static_assert(kHalf == 4 * kStageFrames, "four lanes a frame");
   if (threadIdx.x < kHalf) {
     const int f = threadIdx.x / 4, t = threadIdx.x % 4;
@@ -176,21 +179,19 @@ __device__ void BuildWords(const float* xs, const float* lse, int count, int dim
       ll[(n * kPairs + p) * 32 + 4 * s + t] = make_uint4(h0, h1, l0, l1);
     }
     if (t == 0) frames[f] = make_float2(f < count ? lse[f] : INFINITY, PowerOfTwo(frame.e));
-    return;
   }
   const auto value = [&](int f, int d) {
     return f < count && d < dim ? xs[f * dim + d] - shift[d] : 0.0f;
   };
-  for (int w = threadIdx.x - kHalf; w < kStageTiles * kChunks * 32; w += kHalf) {
-    const int lane = w % 32, c = (w / 32) % kChunks, n = w / (32 * kChunks);
-    const int s = lane / 4, t = lane % 4;
-    const int d = 4 * c + (s & 3);
-    float y0 = value(8 * n + 2 * t, d), y1 = value(8 * n + 2 * t + 1, d);
-    if (s >= 4) {
-      y0 *= y0;
-      y1 *= y1;
-    }
-    stat[w] = SplitPair(y0, y1);
+  // Pair i: lane 4s + t (s < 4) of tile n, chunk c, and lane 4 (s + 4) + t, its squares.
+  const int step = threadIdx.x < kHalf ? kStatPairs : kHalf;
+  for (int i = threadIdx.x; i < kStatPairs; i += step) {
+    const int q = i % 16, c = (i / 16) % kChunks, n = i / (16 * kChunks);
+    const int s = q / 4, t = q % 4, d = 4 * c + s;
+    const float y0 = value(8 * n + 2 * t, d), y1 = value(8 * n + 2 * t + 1, d);
+    uint4* words = stat + (n * kChunks + c) * 32;
+    words[q] = SplitPair(y0, y1);
+    words[q + 16] = SplitPair(y0 * y0, y1 * y1);
   }
 }
 
