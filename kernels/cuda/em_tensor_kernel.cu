@@ -286,12 +286,6 @@ __global__ void __launch_bounds__(kLogSumThreads, 2)
   const int first_record = blockIdx.y * per;
   const int last_record = min(records, first_record + per);
   RunningLogSum sums[2];
-  // A fragments, [p][2 (c - 2p) + h]: frame s + 8h, chunk c, remade where a record starts a
-  // block of Gaussians (a new shift and scales; read again from the frames: they stay in L1,
-  // registers are short).
-  uint32_t a_hi[kPairs][4], a_lo[kPairs][4];
-  float up[2];
-  constexpr int kRecordsABlock = kEmTensorBlockGauss / kEmTensorRecordGauss;
   if (first_record < last_record) {
     CopyWordsAsync(stages, model.log_sum_records + size_t(first_record) * kRecord, kRecord);
     CommitCopies();
@@ -311,18 +305,20 @@ __global__ void __launch_bounds__(kLogSumThreads, 2)
     const float* shift =
         reinterpret_cast<const float*>(stage + kParamWords + kEmTensorRecordGauss / 2);
     const float* scale = shift + 8 * kPairs;
-    if (b == first_record || b % kRecordsABlock == 0) {
+    // A fragments, [p][2 (c - 2p) + h]: frame s + 8h, chunk c, at this block's shift and scales
+    // (read again for each record: the frames stay in L1, registers are short).
+    uint32_t a_hi[kPairs][4], a_lo[kPairs][4];
+    float up[2];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int64_t f = frame0 + s + 8 * h;
-        FrameOperands<kPairs> frame;
-        frame.Load(feats + f * model.dim, f < num_frames, model.dim, t, shift, scale);
+    for (int h = 0; h < 2; ++h) {
+      const int64_t f = frame0 + s + 8 * h;
+      FrameOperands<kPairs> frame;
+      frame.Load(feats + f * model.dim, f < num_frames, model.dim, t, shift, scale);
 #pragma unroll
-        for (int c = 0; c < 2 * kPairs; ++c) {
-          frame.Split(c, a_hi[c / 2][2 * (c % 2) + h], a_lo[c / 2][2 * (c % 2) + h]);
-        }
-        up[h] = PowerOfTwo(frame.e);
+      for (int c = 0; c < 2 * kPairs; ++c) {
+        frame.Split(c, a_hi[c / 2][2 * (c % 2) + h], a_lo[c / 2][2 * (c % 2) + h]);
       }
+      up[h] = PowerOfTwo(frame.e);
     }
 #pragma unroll 1
     for (int n = 0; n < kEmTensorRecordGauss / 8; ++n) {

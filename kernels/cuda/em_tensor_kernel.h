@@ -49,8 +49,9 @@ __host__ __device__ inline constexpr int32_t EmTensorPairs(int32_t chunks) {
 // C' of padding Gaussians: exp of it (minus any log-likelihood) is 0, and it stays finite.
 inline constexpr float kEmTensorPadConst = -1.0e30f;
 
-// Gaussians a record of the log-sums kernel holds (half a block: the same shift).
-inline constexpr int32_t kEmTensorRecordGauss = 64;
+// Gaussians a record of the log-sums kernel holds: a block, so that a record has one shift and
+// one set of column scales and the frames' operands are made once a record.
+inline constexpr int32_t kEmTensorRecordGauss = kEmTensorBlockGauss;
 
 // A record of Gaussians as the log-sums kernel stages it, in 16-byte words: B fragments
 // [8-Gaussian tile][pair][32 lanes] {b0 hi, b1 hi, b0 lo, b1 lo}, b0 the scaled half2 {u, v} of
