@@ -86,7 +86,7 @@ struct FrameOperands {
   }
 };
 
-// products (16 x 8, frames or Gaussians by the other) += the tile's three split products over
+// products (16 x 8, frames or Gaussians by the other) = the tile's three split products over
 // every pair of chunks: a_hi / a_lo the A fragments of each pair, b_words the tile's B words
 // ({b0 hi, b1 hi, b0 lo, b1 lo} at b_words[p * 32]). hi.hi starts from zero every pair and is
 // added in float32 (the tensor cores truncate as they accumulate: tensor_kernel.h); the
