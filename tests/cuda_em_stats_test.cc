@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_gmm_statistics.h"
+#include "kernels/cuda/em_tensor_kernel.h"  // kEmTensorBlockGauss
 #include "model/random_model.h"
 #include "tests/cuda_test_util.h"
 #include "train/accumulate.h"
@@ -186,14 +187,15 @@ TEST_F(CudaEmStatsTest, OutlierFramesAmongOrdinaryOnes) {
 
 // Two clusters 40 apart with variances under 0.5: a block of Gaussians that took both would have
 // its shift between them, far from either. 160 Gaussians, 80 a cluster: the blocks close at the
-// gap and all take the tensor cores. 260: 130 a cluster, a block of 128 and one of 2 each, and
-// the blocks of 2 go to the exact kernels.
+// gap and all take the tensor cores. Then a full block and 2 more a cluster: the blocks of 2 go
+// to the exact kernels.
 TEST_F(CudaEmStatsTest, ClustersFarApartShareThePaths) {
   const Case all{"two clusters", 160, 24, 30000, 1.0, 0.0f, 0.05f, 0.5f, 3.0f, Case::kMost};
   ExpectOneIterationMatches(TwoClusters(160, 24, 40.0f), all, true);
+  const int32_t gauss = 2 * (kEmTensorBlockGauss + 2);
   const Case some{
-      "two clusters, odd blocks", 260, 24, 30000, 1.0, 0.0f, 0.05f, 0.5f, 3.0f, Case::kSome};
-  ExpectOneIterationMatches(TwoClusters(260, 24, 40.0f), some, true);
+      "two clusters, odd blocks", gauss, 24, 30000, 1.0, 0.0f, 0.05f, 0.5f, 3.0f, Case::kSome};
+  ExpectOneIterationMatches(TwoClusters(gauss, 24, 40.0f), some, true);
 }
 
 TEST_F(CudaEmStatsTest, StreamedChunksEqualResidentAndAddUp) {

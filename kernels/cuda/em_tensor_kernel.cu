@@ -153,20 +153,19 @@ __device__ __forceinline__ void PrefetchStage(const float* __restrict__ feats,
 }
 
 // The B fragments of the `count` frames in xs (row stride dim), less the block's shift; zero past
-// the frames and the dimensions. The first half of the block builds the log-likelihoods' words,
+// the frames and the dimensions. The first kLlThreads threads build the log-likelihoods' words,
 // four lanes a frame, and each frame's {lse, 2^e} (+inf past the frames: no posterior); the
 // statistics' words go in pairs (a dimension's x' and x'^2 words from the same two values), one
-// pair to each thread of the first half and the rest to the second, so that both halves finish
-// together.
+// pair to each of those threads and the rest to the others, so that all finish about together.
 template <int kChunks>
 __device__ void BuildWords(const float* xs, const float* lse, int count, int dim,
                            const float* shift, const float* scale, uint4* ll, uint4* stat,
                            float2* frames) {
   constexpr int kPairs = EmTensorPairs(kChunks);
-  constexpr int kHalf = kThreads / 2;
+  constexpr int kLlThreads = 4 * kStageFrames;
   constexpr int kStatPairs = kStageTiles * kChunks * 16;
-  static_assert(kHalf == 4 * kStageFrames, "four lanes a frame");
-  if (threadIdx.x < kHalf) {
+  static_assert(kLlThreads < kThreads && kLlThreads % 32 == 0, "four lanes a frame, whole warps");
+  if (threadIdx.x < kLlThreads) {
     const int f = threadIdx.x / 4, t = threadIdx.x % 4;
     FrameOperands<kPairs> frame;
     frame.Load(xs + f * dim, f < count, dim, t, shift, scale);
@@ -184,7 +183,7 @@ __device__ void BuildWords(const float* xs, const float* lse, int count, int dim
     return f < count && d < dim ? xs[f * dim + d] - shift[d] : 0.0f;
   };
   // Pair i: lane 4s + t (s < 4) of tile n, chunk c, and lane 4 (s + 4) + t, its squares.
-  const int step = threadIdx.x < kHalf ? kStatPairs : kHalf;
+  const int step = threadIdx.x < kLlThreads ? kStatPairs : kThreads - kLlThreads;
   for (int i = threadIdx.x; i < kStatPairs; i += step) {
     const int q = i % 16, c = (i / 16) % kChunks, n = i / (16 * kChunks);
     const int s = q / 4, t = q % 4, d = 4 * c + s;
@@ -286,6 +285,12 @@ __global__ void __launch_bounds__(kLogSumThreads, 2)
   const int first_record = blockIdx.y * per;
   const int last_record = min(records, first_record + per);
   RunningLogSum sums[2];
+  // A fragments, [p][2 (c - 2p) + h]: frame s + 8h, chunk c, made at the first record of each
+  // block of Gaussians (its shift and scales; read again from the frames: they stay in L1,
+  // registers are short).
+  uint32_t a_hi[kPairs][4], a_lo[kPairs][4];
+  float up[2];
+  constexpr int kRecordsABlock = kEmTensorBlockGauss / kEmTensorRecordGauss;
   if (first_record < last_record) {
     CopyWordsAsync(stages, model.log_sum_records + size_t(first_record) * kRecord, kRecord);
     CommitCopies();
@@ -305,20 +310,18 @@ __global__ void __launch_bounds__(kLogSumThreads, 2)
     const float* shift =
         reinterpret_cast<const float*>(stage + kParamWords + kEmTensorRecordGauss / 2);
     const float* scale = shift + 8 * kPairs;
-    // A fragments, [p][2 (c - 2p) + h]: frame s + 8h, chunk c, at this block's shift and scales
-    // (read again for each record: the frames stay in L1, registers are short).
-    uint32_t a_hi[kPairs][4], a_lo[kPairs][4];
-    float up[2];
+    if (b == first_record || b % kRecordsABlock == 0) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t f = frame0 + s + 8 * h;
-      FrameOperands<kPairs> frame;
-      frame.Load(feats + f * model.dim, f < num_frames, model.dim, t, shift, scale);
+      for (int h = 0; h < 2; ++h) {
+        const int64_t f = frame0 + s + 8 * h;
+        FrameOperands<kPairs> frame;
+        frame.Load(feats + f * model.dim, f < num_frames, model.dim, t, shift, scale);
 #pragma unroll
-      for (int c = 0; c < 2 * kPairs; ++c) {
-        frame.Split(c, a_hi[c / 2][2 * (c % 2) + h], a_lo[c / 2][2 * (c % 2) + h]);
+        for (int c = 0; c < 2 * kPairs; ++c) {
+          frame.Split(c, a_hi[c / 2][2 * (c % 2) + h], a_lo[c / 2][2 * (c % 2) + h]);
+        }
+        up[h] = PowerOfTwo(frame.e);
       }
-      up[h] = PowerOfTwo(frame.e);
     }
 #pragma unroll 1
     for (int n = 0; n < kEmTensorRecordGauss / 8; ++n) {
@@ -544,10 +547,13 @@ LogSumsFunction LogSumsKernelFor(int chunks, std::index_sequence<kIndex...>) {
   return kernels[chunks - 1];
 }
 
+// The statistics kernel for `pairs` pairs of chunks: instantiated for even chunk counts only (an
+// odd count takes the next, its last chunk zero), which keeps every instance within the
+// registers of kThreads threads without spills.
 template <size_t... kIndex>
-StatisticsFunction StatisticsKernelFor(int chunks, std::index_sequence<kIndex...>) {
-  static const StatisticsFunction kernels[] = {&StatisticsKernel<int(kIndex) + 1>...};
-  return kernels[chunks - 1];
+StatisticsFunction StatisticsKernelFor(int pairs, std::index_sequence<kIndex...>) {
+  static const StatisticsFunction kernels[] = {&StatisticsKernel<2 * (int(kIndex) + 1)>...};
+  return kernels[pairs - 1];
 }
 
 absl::Status CheckView(const EmTensorModelView& model) {
@@ -570,10 +576,15 @@ size_t StatisticsBytes() {
 }
 
 template <size_t... kIndex>
-size_t SharedBytes(int chunks, bool stats, std::index_sequence<kIndex...>) {
-  static const size_t log_sums[] = {LogSumsBytes<int(kIndex) + 1>()...};
-  static const size_t statistics[] = {StatisticsBytes<int(kIndex) + 1>()...};
-  return (stats ? statistics : log_sums)[chunks - 1];
+size_t LogSumsBytesFor(int chunks, std::index_sequence<kIndex...>) {
+  static const size_t bytes[] = {LogSumsBytes<int(kIndex) + 1>()...};
+  return bytes[chunks - 1];
+}
+
+template <size_t... kIndex>
+size_t StatisticsBytesFor(int pairs, std::index_sequence<kIndex...>) {
+  static const size_t bytes[] = {StatisticsBytes<2 * (int(kIndex) + 1)>()...};
+  return bytes[pairs - 1];
 }
 
 absl::Status LaunchKernel(const void* kernel, size_t bytes, dim3 grid, int threads, void** args,
@@ -602,8 +613,7 @@ absl::Status EmTensorLogSums(const EmTensorModelView& model, const float* feats,
   void* args[] = {const_cast<EmTensorModelView*>(&model), &feats, &num_frames, &partial};
   const dim3 grid(unsigned((num_frames + kLogSumFrames - 1) / kLogSumFrames),
                   unsigned(std::clamp(slices, 1, model.num_gauss / kEmTensorRecordGauss)));
-  return LaunchKernel(kernel, SharedBytes(chunks, false, indices), grid, kLogSumThreads, args,
-                      stream);
+  return LaunchKernel(kernel, LogSumsBytesFor(chunks, indices), grid, kLogSumThreads, args, stream);
 }
 
 absl::Status EmTensorStatistics(const EmTensorModelView& model, const float* feats,
@@ -611,14 +621,14 @@ absl::Status EmTensorStatistics(const EmTensorModelView& model, const float* fea
                                 cudaStream_t stream) {
   GMM_RETURN_IF_ERROR(CheckView(model));
   if (num_frames <= 0 || model.num_gauss == 0) return absl::OkStatus();
-  const int chunks = (model.dim + 3) / 4;
-  const auto indices = std::make_index_sequence<kEmTensorMaxChunks>();
-  const void* kernel = reinterpret_cast<const void*>(StatisticsKernelFor(chunks, indices));
+  const int pairs = EmTensorPairs((model.dim + 3) / 4);
+  const auto indices = std::make_index_sequence<EmTensorPairs(kEmTensorMaxChunks)>();
+  const void* kernel = reinterpret_cast<const void*>(StatisticsKernelFor(pairs, indices));
   void* args[] = {const_cast<EmTensorModelView*>(&model), &feats, &lse, &num_frames, &sums};
   const int32_t max_splits = (num_frames + kStageFrames - 1) / kStageFrames;
   const dim3 grid(unsigned(model.num_gauss / kEmTensorBlockGauss),
                   unsigned(std::clamp(splits, 1, std::min(max_splits, 65535))));
-  return LaunchKernel(kernel, SharedBytes(chunks, true, indices), grid, kThreads, args, stream);
+  return LaunchKernel(kernel, StatisticsBytesFor(pairs, indices), grid, kThreads, args, stream);
 }
 
 absl::Status EmCombineLogSums(const float2* partial, int32_t num_partials, const float* extra_lse,

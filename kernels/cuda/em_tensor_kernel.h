@@ -38,7 +38,7 @@
 namespace gmmscore {
 
 inline constexpr int32_t kEmTensorWarpGauss = 16;
-inline constexpr int32_t kEmTensorWarps = 8;
+inline constexpr int32_t kEmTensorWarps = 12;
 inline constexpr int32_t kEmTensorBlockGauss = kEmTensorWarpGauss * kEmTensorWarps;
 // A warp keeps 4 parameter words a chunk in registers, beside 4 statistics a chunk.
 inline constexpr int32_t kEmTensorMaxChunks = 10;
@@ -49,9 +49,9 @@ __host__ __device__ inline constexpr int32_t EmTensorPairs(int32_t chunks) {
 // C' of padding Gaussians: exp of it (minus any log-likelihood) is 0, and it stays finite.
 inline constexpr float kEmTensorPadConst = -1.0e30f;
 
-// Gaussians a record of the log-sums kernel holds: a block, so that a record has one shift and
-// one set of column scales and the frames' operands are made once a record.
-inline constexpr int32_t kEmTensorRecordGauss = kEmTensorBlockGauss;
+// Gaussians a record of the log-sums kernel holds: a third of a block (the same shift and column
+// scales; the frames' operands are made at the first record of each block).
+inline constexpr int32_t kEmTensorRecordGauss = kEmTensorBlockGauss / 3;
 
 // A record of Gaussians as the log-sums kernel stages it, in 16-byte words: B fragments
 // [8-Gaussian tile][pair][32 lanes] {b0 hi, b1 hi, b0 lo, b1 lo}, b0 the scaled half2 {u, v} of
