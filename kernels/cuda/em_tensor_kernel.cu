@@ -241,7 +241,7 @@ __device__ __forceinline__ void SliceOfFrames(int32_t num_frames, int64_t& begin
 }
 
 // The log-sums: a warp owns 16 frames (the A operand: scaled, split {x', x'^2} in registers,
-// remade for each record's shift and scales) and meets the Gaussians of its slice a record of
+// remade for each block's shift and scales) and meets the Gaussians of its slice a record of
 // kEmTensorRecordGauss at a time, staged through shared memory (EmTensorLogSumRecordWords,
 // double-buffered by cp.async) and read by all of the block's warps. Lane 4s + t keeps running
 // (max, sum) of frames s and s + 8 over Gaussians 2t, 2t + 1 of every 8; the lanes of a frame
