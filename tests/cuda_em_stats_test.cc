@@ -163,7 +163,7 @@ TEST_F(CudaEmStatsTest, OneIterationMatchesTheCpuFloat64Statistics) {
 
 // Frames that sit far outside the model, one in 50 (a corrupt or mislabelled frame: 10^4 away in
 // one dimension), beside ordinary ones: the Gaussians that take them get x'^2 near 10^8 in their
-// sums, in the same 16-frame groups as values near 1.
+// sums, beside values near 1 from the same stage of frames.
 TEST_F(CudaEmStatsTest, OutlierFramesAmongOrdinaryOnes) {
   RandomModelOptions options;
   options.num_states = 1;

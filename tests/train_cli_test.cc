@@ -262,6 +262,13 @@ std::vector<int32_t> Transcript(const std::vector<int32_t>& phones) {
   return out;
 }
 
+// `gmmscore train OPTIONS MODEL` on the six utterances' graphs and features, models to dir.
+std::string TrainCommand(const std::string& options, const std::string& model,
+                         const std::string& dir) {
+  return Cli() + " train " + options + " " + model + " ark:" + DataPath("kaldi-mono/graphs.fsts") +
+         " ark:" + Feats() + " " + dir;
+}
+
 // A `train` run of 20 iterations on the six utterances from `model` with `options`: every
 // utterance aligns at every iteration, the likelihood climbs, and the final alignments follow
 // the transcripts. Returns the per-iteration average log-likelihoods, the log and the share of
@@ -276,11 +283,7 @@ TrainingRun Train(const std::string& model, const std::string& options) {
   TempDir dir;
   TrainingRun run;
   const std::string log = dir.file("log");
-  EXPECT_EQ(RunCommand(Cli() + " train --num-iters=20 " + options + " " + model +
-                           " ark:" + DataPath("kaldi-mono/graphs.fsts") + " ark:" + Feats() + " " +
-                           dir.file(""),
-                       log),
-            0)
+  EXPECT_EQ(RunCommand(TrainCommand("--num-iters=20 " + options, model, dir.file("")), log), 0)
       << ReadFile(log);
   run.messages = ReadFile(log);
   for (size_t at = 0;
@@ -338,11 +341,7 @@ std::vector<double> TrainFromAFlatStart(const std::string& options, std::string*
 TEST(TrainCliTest, KaldisAlignmentsAreAFixedPointButNotTheLikeliestOne) {
   TempDir dir;
   const std::string log = dir.file("log");
-  ASSERT_EQ(RunCommand(Cli() + " train --flat-start --num-iters=0 " + Model() +
-                           " ark:" + DataPath("kaldi-mono/graphs.fsts") + " ark:" + Feats() + " " +
-                           dir.file(""),
-                       log),
-            0)
+  ASSERT_EQ(RunCommand(TrainCommand("--flat-start --num-iters=0", Model(), dir.file("")), log), 0)
       << ReadFile(log);
   ASSERT_EQ(RunCommand(Cli() + " acc-stats " + dir.file("0.mdl") + " ark:" + Feats() +
                            " ark:" + Ali() + " " + dir.file("1.acc"),
@@ -365,11 +364,9 @@ TEST(TrainCliTest, KaldisAlignmentsAreAFixedPointButNotTheLikeliestOne) {
 TEST(TrainCliTest, RefusesNegativeIterations) {
   TempDir dir;
   const std::string log = dir.file("log");
-  EXPECT_EQ(RunCommand(Cli() + " train --flat-start --baum-welch-iters=-1 " + Model() +
-                           " ark:" + DataPath("kaldi-mono/graphs.fsts") + " ark:" + Feats() + " " +
-                           dir.file(""),
-                       log),
-            1);
+  EXPECT_EQ(
+      RunCommand(TrainCommand("--flat-start --baum-welch-iters=-1", Model(), dir.file("")), log),
+      1);
   EXPECT_NE(ReadFile(log).find("must not be negative"), std::string::npos) << ReadFile(log);
 }
 
