@@ -25,7 +25,8 @@ const gmmscore::server::ServerConfig& Defaults() {
 }
 }  // namespace
 
-ABSL_FLAG(std::string, listen, Defaults().listen, "HOST:PORT the gRPC services listen on");
+ABSL_FLAG(std::string, listen, Defaults().listen,
+          "HOST:PORT the gRPC services listen on, or unix:PATH for a Unix-domain socket");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT serving Prometheus metrics at /metrics; empty: no metrics endpoint");
 ABSL_FLAG(std::vector<std::string>, model, {},

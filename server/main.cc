@@ -4,7 +4,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/flags.h"
@@ -29,12 +32,16 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const absl::Duration drain_timeout = config->drain_timeout;
+  const std::string listen = config->listen;
   auto server = gmmscore::server::GmmscoreServer::Start(*std::move(config));
   if (!server.ok()) {
     std::fprintf(stderr, "gmmscored: %s\n", std::string(server.status().message()).c_str());
     return 1;
   }
-  std::fprintf(stderr, "gmmscored: listening on port %d%s\n", (*server)->port(),
+  // A Unix-domain socket has no port (gRPC reports 1): its address is what clients need.
+  const std::string where =
+      absl::StartsWith(listen, "unix") ? listen : absl::StrCat("port ", (*server)->port());
+  std::fprintf(stderr, "gmmscored: listening on %s%s\n", where.c_str(),
                (*server)->metrics_port()
                    ? (", metrics on port " + std::to_string((*server)->metrics_port())).c_str()
                    : "");

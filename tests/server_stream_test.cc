@@ -1,7 +1,9 @@
-// Score streams through a real gmmscored on a loopback port, checked against offline scoring:
-// one stream, many concurrent streams, partial windows (at the end and at the latency deadline),
-// the FLOAT16 and BEAM_SPARSE encodings, state subsets, fusion across windows, and the
-// decodable-style accessor.
+// Score streams through a real gmmscored on a loopback port (and on a Unix-domain socket),
+// checked against offline scoring: one stream, many concurrent streams, partial windows (at the end
+// and at the latency deadline), the FLOAT16 and BEAM_SPARSE encodings, state subsets, fusion across
+// windows, and the decodable-style accessor.
+#include <unistd.h>
+
 #include <atomic>
 #include <cmath>
 #include <thread>
@@ -40,6 +42,27 @@ TEST_F(ServerStreamTest, OneStreamEqualsOfflineScoresWithAPartialLastWindow) {
   ASSERT_EQ(windows.size(), size_t(feats.rows + 9) / 10);
   for (size_t i = 0; i + 1 < windows.size(); ++i) EXPECT_EQ(windows[i], 10);
   EXPECT_EQ(windows.back(), feats.rows % 10);
+}
+
+// A daemon beside its clients (a pod's sidecar) listens on a Unix-domain socket: gRPC's
+// "unix:PATH" address, served and reached like a TCP one.
+TEST(ServerUnixSocketTest, StreamOverAUnixDomainSocketEqualsOfflineScores) {
+  const std::string path = ::testing::TempDir() + "gmmscored-" + std::to_string(getpid()) + ".sock";
+  server::ServerConfig config = LoopbackConfig();
+  config.listen = "unix:" + path;
+  auto server = StartServer(std::move(config));
+  ASSERT_NE(server, nullptr);
+  client::ChannelOptions o;
+  o.server = "unix:" + path;
+  o.plaintext = true;
+  auto channel = client::MakeChannel(o);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  const Matrix& feats = MonoFeatures().at("lib-0880");
+  v1::StreamConfig stream = StreamConfigFor("unix", 10);
+  stream.set_max_latency_ms(10000);
+  auto streamed = StreamScores(*channel, stream, feats, 10);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  EXPECT_EQ(*streamed, OfflineScores(MonoModelPath(), feats));
 }
 
 TEST_F(ServerStreamTest, ManyConcurrentStreamsEachEqualOfflineScores) {

@@ -6,7 +6,8 @@
 # ENCODING scores (float16 unless set), windows of 10 frames (BENCH_ARGS: more bench-stream
 # options, e.g. --front-end mfcc for audio streams, which the daemon has as 13 MFCC + online CMVN
 # + deltas; DAEMON_ARGS: more gmmscored options, e.g. --devices all; GMMSCORED: another daemon
-# binary, for A/B runs). After each run:
+# binary, for A/B runs; LISTEN: the daemon's address, 127.0.0.1:50051 unless set, e.g.
+# unix:/tmp/gmmscored.sock for a Unix-domain socket). After each run:
 # the daemon's batch sizes (/metrics) and the CPU time the daemon and the whole machine used.
 # Logs go to $OUT, named by the stream count and TAG. PERF_SECONDS=N (with a perf binary beside
 # this script): a system-wide profile of N seconds from 3 s after the warm-up, written as
@@ -23,6 +24,7 @@ export LD_LIBRARY_PATH="$PWD/lib"
 seconds=${1:?usage: device_e2e.sh SECONDS STREAMS [STREAMS ...]}
 shift
 status=0
+listen="${LISTEN:-127.0.0.1:50051}"
 model=/tmp/model-c.gmms
 model_spec="${MODEL_SPEC:-5000x32x39}"
 [ "$model_spec" = 5000x32x39 ] || model="/tmp/model-$model_spec.gmms"
@@ -47,7 +49,7 @@ for streams in "$@"; do
   run="$streams${TAG:+-$TAG}"
   log="$out/gmmscored-$run.log"
   # shellcheck disable=SC2086 # DAEMON_ARGS is a list of options
-  OMP_WAIT_POLICY=passive "${GMMSCORED:-./gmmscored}" --listen 127.0.0.1:50051 --metrics-listen 127.0.0.1:9090 \
+  OMP_WAIT_POLICY=passive "${GMMSCORED:-./gmmscored}" --listen "$listen" --metrics-listen 127.0.0.1:9090 \
     --plaintext --backend cuda --model "c=$model" --max-streams $((streams + 100)) \
     --delivery-threads 8 --front_end "mfcc=$front_end" ${DAEMON_ARGS:-} 2>"$log" &
   pid=$!
@@ -85,7 +87,7 @@ for streams in "$@"; do
     profiler=$!
   fi
   # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
-  ./gmmscore bench-stream --server 127.0.0.1:50051 --plaintext --model c --streams "$streams" \
+  ./gmmscore bench-stream --server "$listen" --plaintext --model c --streams "$streams" \
     --seconds "$seconds" --window 10 --encoding "${ENCODING:-float16}" --warmup-seconds 5 \
     --daemon-pid "$pid" ${BENCH_ARGS:-} 2>&1 |
     tee "$out/bench-stream-$run.log" || status=1
