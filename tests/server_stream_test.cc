@@ -2,8 +2,6 @@
 // checked against offline scoring: one stream, many concurrent streams, partial windows (at the end
 // and at the latency deadline), the FLOAT16 and BEAM_SPARSE encodings, state subsets, fusion across
 // windows, and the decodable-style accessor.
-#include <unistd.h>
-
 #include <atomic>
 #include <cmath>
 #include <thread>
@@ -47,7 +45,8 @@ TEST_F(ServerStreamTest, OneStreamEqualsOfflineScoresWithAPartialLastWindow) {
 // A daemon beside its clients (a pod's sidecar) listens on a Unix-domain socket: gRPC's
 // "unix:PATH" address, served and reached like a TCP one.
 TEST(ServerUnixSocketTest, StreamOverAUnixDomainSocketEqualsOfflineScores) {
-  const std::string path = ::testing::TempDir() + "gmmscored-" + std::to_string(getpid()) + ".sock";
+  TempDir dir;
+  const std::string path = dir.file("gmmscored.sock");
   server::ServerConfig config = LoopbackConfig();
   config.listen = "unix:" + path;
   auto server = StartServer(std::move(config));
