@@ -8,9 +8,13 @@
 // frames (tensor_cores = false).
 // GPU times are CUDA-event medians after a warm-up; each case has its own random model and frames.
 //
-//   em_bench [--quick] [--only K] [--stream-gb N]
+//   em_bench [--quick] [--only K] [--stream-gb N] [--out-of-core-gb N] [--chunk-frames N]
+//            [--resident-launch-frames N] [--peer-chunk-frames N]
 //
 // --quick: 312,560 frames for the seed paper's cases; --only K: that case alone (for profilers).
+// --chunk-frames N: the frames a streamed copy brings (2^18 unless set); --resident-launch-frames
+// N: the resident frames one launch covers (CudaGmmStatistics::Options' default unless set);
+// --peer-chunk-frames N: the rows of the cuBLAS path's frames x Gaussians matrix (2^18).
 // --stream-gb N also streams an N GiB pinned buffer of frames through the 2048-Gaussian model and
 // reports its speed against resident; --out-of-core-gb N streams N GiB of frames made on the host
 // 4 GiB at a time while the GPU takes the last 4 (a data set larger than the GPU's memory, and
@@ -37,6 +41,10 @@ namespace {
 
 constexpr int kWarmup = 1;
 constexpr int kTimed = 3;
+
+int32_t chunk_frames = 1 << 18;  // --chunk-frames
+int32_t resident_launch_frames = CudaGmmStatistics::Options().resident_launch_frames;
+int32_t peer_chunk_frames = 1 << 18;  // --peer-chunk-frames
 
 void Check(const absl::Status& s, const char* what) {
   if (!s.ok()) {
@@ -101,10 +109,12 @@ void RunCase(int64_t frames, int32_t dim, int32_t gauss, int64_t cpu_frames, uin
     host = *std::move(allocated);
   }
   FillFrames(host.get(), frames, dim, seed);
-  const int32_t chunk = 1 << 18;
-  auto ours = CudaGmmStatistics::Create(model, 0, {.device = 0, .chunk_frames = chunk});
+  const int32_t chunk = chunk_frames;
+  auto ours = CudaGmmStatistics::Create(
+      model, 0,
+      {.device = 0, .chunk_frames = chunk, .resident_launch_frames = resident_launch_frames});
   Check(ours.status(), "CudaGmmStatistics");
-  auto peer = CublasEmPeer::Create(model, chunk);
+  auto peer = CublasEmPeer::Create(model, peer_chunk_frames);
   Check(peer.status(), "CublasEmPeer");
   Check((*ours)->UploadFrames(host.get(), frames), "upload");
 
@@ -114,8 +124,11 @@ void RunCase(int64_t frames, int32_t dim, int32_t gauss, int64_t cpu_frames, uin
   // The exact kernels alone (every Gaussian centred on its own mean): the first GPU version.
   double exact_ms = 0.0;
   {
-    auto exact = CudaGmmStatistics::Create(
-        model, 0, {.device = 0, .chunk_frames = chunk, .tensor_cores = false});
+    auto exact = CudaGmmStatistics::Create(model, 0,
+                                           {.device = 0,
+                                            .chunk_frames = chunk,
+                                            .resident_launch_frames = resident_launch_frames,
+                                            .tensor_cores = false});
     Check(exact.status(), "CudaGmmStatistics (exact)");
     Check((*exact)->UploadFrames(host.get(), frames), "upload (exact)");
     auto ms = MedianMilliseconds((*exact)->stream(), kWarmup, kTimed,
@@ -305,9 +318,19 @@ int main(int argc, char** argv) {
       stream_gib = std::atof(argv[++i]);
     } else if (std::strcmp(argv[i], "--out-of-core-gb") == 0 && i + 1 < argc) {
       out_of_core_gib = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--chunk-frames") == 0 && i + 1 < argc &&
+               std::atoi(argv[i + 1]) > 0) {
+      gmmscore::chunk_frames = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--resident-launch-frames") == 0 && i + 1 < argc &&
+               std::atoi(argv[i + 1]) > 0) {
+      gmmscore::resident_launch_frames = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--peer-chunk-frames") == 0 && i + 1 < argc &&
+               std::atoi(argv[i + 1]) > 0) {
+      gmmscore::peer_chunk_frames = std::atoi(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: em_bench [--quick] [--only K] [--stream-gb N] [--out-of-core-gb N]\n");
+                   "usage: em_bench [--quick] [--only K] [--stream-gb N] [--out-of-core-gb N] "
+                   "[--chunk-frames N] [--resident-launch-frames N] [--peer-chunk-frames N]\n");
       return 2;
     }
   }

@@ -26,22 +26,30 @@ PinnedHostRange::~PinnedHostRange() { (void)cudaHostUnregister(data_); }
 absl::StatusOr<std::unique_ptr<CudaGmmStatistics>> CudaGmmStatistics::Create(
     const GmmModel& model, int32_t pdf, const Options& options) {
   if (options.chunk_frames < 1) return absl::InvalidArgumentError("chunk_frames must be >= 1");
+  if (options.resident_launch_frames < 1) {
+    return absl::InvalidArgumentError("resident_launch_frames must be >= 1");
+  }
   GMM_RETURN_IF_ERROR(SelectDevice(options.device));
   std::unique_ptr<CudaGmmStatistics> s(new CudaGmmStatistics());
   s->device_ = options.device;
   s->chunk_frames_ = options.chunk_frames;
+  s->resident_launch_frames_ = options.resident_launch_frames;
+  s->launch_capacity_ = std::max(options.chunk_frames, options.resident_launch_frames);
   s->tensor_cores_ = options.tensor_cores;
   GMM_CUDA_RETURN_IF_ERROR(
       cudaDeviceGetAttribute(&s->sms_, cudaDevAttrMultiProcessorCount, options.device));
   GMM_RETURN_IF_ERROR(s->SetModel(model, pdf));
   const size_t dim = size_t(s->dim_);
   GMM_RETURN_IF_ERROR(CheckDeviceRoom(
-      options.device, int64_t(size_t(options.chunk_frames) * (2 * dim + 2) * sizeof(float)),
+      options.device,
+      int64_t((size_t(options.chunk_frames) * 2 * dim + 2 * size_t(s->launch_capacity_)) *
+              sizeof(float)),
       absl::StrCat("buffers for ", options.chunk_frames, " frames need")));
   for (auto& chunk : s->chunk_) {
     GMM_ASSIGN_OR_RETURN(chunk, DeviceArray<float>::Allocate(size_t(options.chunk_frames) * dim));
   }
-  GMM_ASSIGN_OR_RETURN(s->lse_, DeviceArray<float>::Allocate(size_t(options.chunk_frames)));
+  GMM_ASSIGN_OR_RETURN(s->lse_, DeviceArray<float>::Allocate(size_t(s->launch_capacity_)));
+  GMM_ASSIGN_OR_RETURN(s->lse_bits_, DeviceArray<float>::Allocate(size_t(s->launch_capacity_)));
   GMM_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&s->compute_, cudaStreamNonBlocking));
   GMM_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&s->copy_, cudaStreamNonBlocking));
   for (int i = 0; i < 2; ++i) {
@@ -106,17 +114,21 @@ absl::Status CudaGmmStatistics::SetModel(const GmmModel& model, int32_t pdf) {
   shift_ = DeviceArray<float>();
   column_scale_ = DeviceArray<float>();
   partial_ = DeviceArray<float2>();
+  partial_capacity_ = 0;
   exact_lse_ = DeviceArray<float>();
   sums_ = DeviceArray<double>();
   const size_t num_sums = slots * size_t(EmTensorColumns(dim_)) + padded * (2 * dim + 1) + 1;
-  const size_t chunk = size_t(chunk_frames_);
+  const size_t launch = size_t(launch_capacity_);
+  // A short launch splits the Gaussians into more log-sum slices than a long one: room for a
+  // chunk's worth of every slice, or a whole launch's single slice (Launch caps the slices).
+  const size_t partial_capacity = std::max(tensor_records * size_t(chunk_frames_), launch);
   GMM_RETURN_IF_ERROR(CheckDeviceRoom(
       device_,
       int64_t(padded * (2 * dim + 1) * sizeof(float) +
               (layout.params.size() + layout.log_sum_records.size()) * sizeof(uint32_t) +
               (layout.consts.size() + layout.shift.size() + layout.column_scale.size()) *
                   sizeof(float) +
-              tensor_records * chunk * sizeof(float2) + chunk * sizeof(float) +
+              partial_capacity * sizeof(float2) + launch * sizeof(float) +
               num_sums * sizeof(double)),
       "the GMM and its statistics need"));
   if (padded > 0) {
@@ -137,9 +149,10 @@ absl::Status CudaGmmStatistics::SetModel(const GmmModel& model, int32_t pdf) {
         cudaMemcpy(consts_.get(), layout.consts.data(), consts_.bytes(), cudaMemcpyHostToDevice));
     GMM_ASSIGN_OR_RETURN(shift_, UploadToDevice(slot_shift_));
     GMM_ASSIGN_OR_RETURN(column_scale_, UploadToDevice(layout.column_scale));
-    GMM_ASSIGN_OR_RETURN(partial_, DeviceArray<float2>::Allocate(tensor_records * chunk));
+    GMM_ASSIGN_OR_RETURN(partial_, DeviceArray<float2>::Allocate(partial_capacity));
+    partial_capacity_ = partial_capacity;
     if (padded > 0) {
-      GMM_ASSIGN_OR_RETURN(exact_lse_, DeviceArray<float>::Allocate(chunk));
+      GMM_ASSIGN_OR_RETURN(exact_lse_, DeviceArray<float>::Allocate(launch));
     }
   }
   GMM_ASSIGN_OR_RETURN(sums_, DeviceArray<double>::Allocate(num_sums));
@@ -175,7 +188,9 @@ absl::Status CudaGmmStatistics::Launch(const float* device_frames, int32_t num_f
   const EmTensorModelView tensor{params_.get(), log_sum_records_.get(), consts_.get(),
                                  shift_.get(),  column_scale_.get(),    int32_t(slots),
                                  dim_};
-  const int32_t slices = EmTensorLogSumSlices(tensor, num_frames, sms_);
+  const int32_t slices =
+      std::min(EmTensorLogSumSlices(tensor, num_frames, sms_),
+               int32_t(std::max<size_t>(1, partial_capacity_ / size_t(std::max(1, num_frames)))));
   // The frames' log-sums over both shares of the Gaussians, then each share's statistics.
   if (slots == 0) {
     GMM_RETURN_IF_ERROR(
@@ -189,8 +204,8 @@ absl::Status CudaGmmStatistics::Launch(const float* device_frames, int32_t num_f
     }
     GMM_RETURN_IF_ERROR(EmCombineLogSums(partial_.get(), slices,
                                          padded > 0 ? exact_lse_.get() : nullptr, num_frames,
-                                         lse_.get(), total, compute_));
-    GMM_RETURN_IF_ERROR(EmTensorStatistics(tensor, device_frames, lse_.get(), num_frames,
+                                         lse_.get(), lse_bits_.get(), total, compute_));
+    GMM_RETURN_IF_ERROR(EmTensorStatistics(tensor, device_frames, lse_bits_.get(), num_frames,
                                            tensor_splits_, sums_.get(), compute_));
   }
   if (padded > 0) {
@@ -236,8 +251,9 @@ absl::Status CudaGmmStatistics::UploadFrames(const float* frames, int64_t num_fr
 
 absl::Status CudaGmmStatistics::AccumulateResident() {
   GMM_RETURN_IF_ERROR(SelectDevice(device_));
-  for (int64_t first = 0; first < resident_frames_; first += chunk_frames_) {
-    const int32_t count = int32_t(std::min<int64_t>(chunk_frames_, resident_frames_ - first));
+  for (int64_t first = 0; first < resident_frames_; first += resident_launch_frames_) {
+    const int32_t count =
+        int32_t(std::min<int64_t>(resident_launch_frames_, resident_frames_ - first));
     GMM_RETURN_IF_ERROR(Launch(resident_.get() + size_t(first) * size_t(dim_), count));
   }
   return absl::OkStatus();

@@ -39,8 +39,11 @@ class CudaGmmStatistics : public GmmStatisticsDevice {
  public:
   struct Options {
     int device = 0;
-    int32_t chunk_frames = 1 << 18;  // frames a launch pair covers (and a copy brings)
-    bool tensor_cores = true;        // false: every Gaussian on the exact kernels
+    int32_t chunk_frames = 1 << 18;  // frames a streamed copy brings (and its launches cover)
+    // Frames a launch covers when they are resident: one launch's ramp and tail instead of one a
+    // chunk's (measured in docs/PERFORMANCE.md, "EM statistics"); costs 12 bytes a frame.
+    int32_t resident_launch_frames = 1 << 22;
+    bool tensor_cores = true;  // false: every Gaussian on the exact kernels
   };
 
   // The Gaussians of `pdf` (0 for a single GMM) uploaded to options.device.
@@ -86,6 +89,8 @@ class CudaGmmStatistics : public GmmStatisticsDevice {
   int32_t dim_ = 0;
   int32_t num_gauss_ = 0;  // the pdf's
   int32_t chunk_frames_ = 0;
+  int32_t resident_launch_frames_ = 0;
+  int32_t launch_capacity_ = 0;  // the most frames a launch covers: the larger of the two
   int sms_ = 1;
   bool tensor_cores_ = true;
   // The exact kernels' Gaussians (indices within the pdf), padded to a multiple of kEmGaussPad.
@@ -103,14 +108,16 @@ class CudaGmmStatistics : public GmmStatisticsDevice {
   DeviceArray<float2> consts_;
   DeviceArray<float> shift_;
   DeviceArray<float> column_scale_;
-  DeviceArray<float2> partial_;   // [tensor blocks][chunk_frames] log-sums
+  DeviceArray<float2> partial_;  // [log-sum slices][frames] (partial_capacity_ entries)
+  size_t partial_capacity_ = 0;
   DeviceArray<float> exact_lse_;  // the exact kernels' log-sums, when both run
   // The sums in double, one allocation: the tensor slots' [slot][1 + 2 dim] (about their block's
   // shift), then the exact Gaussians' occ, s1, s2 (about their means), then the total
   // log-likelihood.
   DeviceArray<double> sums_;
   DeviceArray<float> chunk_[2];  // streamed frames
-  DeviceArray<float> lse_;
+  DeviceArray<float> lse_;       // the frames' log-sums, natural log
+  DeviceArray<float> lse_bits_;  // and in log2 units (the tensor statistics')
   DeviceArray<float> resident_;
   int64_t resident_frames_ = 0;
   int64_t frames_ = 0;

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/em_tensor_kernel.h"
+#include "kernels/cuda/log2_math.cuh"
 #include "kernels/cuda/log_sum.cuh"
 #include "kernels/cuda/mma_f16.cuh"
 #include "kernels/cuda/mma_tf32.cuh"
@@ -15,7 +16,8 @@ constexpr int kThreads = 32 * kEmTensorWarps;
 constexpr int kTileFrames = 8;  // the log-likelihoods' N, the statistics' K
 constexpr int kStageTiles = 4;
 constexpr int kStageFrames = kTileFrames * kStageTiles;  // frames converted at a time
-constexpr int kFlushTiles = 32;  // statistics tiles summed in float32 before they go to double
+constexpr int kFlushTiles = kEmTensorFlushFrames / kTileFrames;
+static_assert(kFlushTiles % 2 == 0, "the statistics take tiles two at a time");
 constexpr float kLowDown = 1.0f / kTensorF16LowScale;
 
 // The statistics kernel's shared memory: the B fragments of a stage's frames,
@@ -88,9 +90,13 @@ struct FrameOperands {
 
 // products (16 x 8, frames or Gaussians by the other) = the tile's three split products over
 // every pair of chunks: a_hi / a_lo the A fragments of each pair, b_words the tile's B words
-// ({b0 hi, b1 hi, b0 lo, b1 lo} at b_words[p * 32]). hi.hi starts from zero every pair and is
-// added in float32 (the tensor cores truncate as they accumulate: tensor_kernel.h); the
-// corrections accumulate apart, 2^11 smaller, and are added once at the end.
+// ({b0 hi, b1 hi, b0 lo, b1 lo} at b_words[p * 32]). hi.hi accumulates in the tensor cores across
+// the pairs, and so do the corrections (apart, 2^11 smaller, added once at the end). The tensor
+// cores truncate as they accumulate (tensor_kernel.h), but here over at most 5 steps of k = 16
+// (40 dimensions), not the scoring kernels' 27 steps of k = 8: on real MFCC frames the average
+// log-likelihood a frame moved from 6.1e-7 to 6.6e-7 nats from float64, the parameters not
+// measurably (docs/PERFORMANCE.md, "EM statistics"), where starting hi.hi from zero every pair cost
+// 16 float32 additions a tile, 4% of the E-step.
 template <int kPairs>
 __device__ __forceinline__ void SplitProducts(const uint32_t (&a_hi)[kPairs][4],
                                               const uint32_t (&a_lo)[kPairs][4],
@@ -103,10 +109,7 @@ __device__ __forceinline__ void SplitProducts(const uint32_t (&a_hi)[kPairs][4],
       MmaF16From0(products, a_hi[p], b.x, b.y);
       MmaF16From0(corr, a_hi[p], b.z, b.w);
     } else {
-      float acc[4];
-      MmaF16From0(acc, a_hi[p], b.x, b.y);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) products[i] += acc[i];
+      MmaF16(products, a_hi[p], b.x, b.y);
       MmaF16(corr, a_hi[p], b.z, b.w);
     }
     MmaF16(corr, a_lo[p], b.x, b.y);
@@ -154,9 +157,10 @@ __device__ __forceinline__ void PrefetchStage(const float* __restrict__ feats,
 
 // The B fragments of the `count` frames in xs (row stride dim), less the block's shift; zero past
 // the frames and the dimensions. The first kLlThreads threads build the log-likelihoods' words,
-// four lanes a frame, and each frame's {lse, 2^e} (+inf past the frames: no posterior); the
-// statistics' words go in pairs (a dimension's x' and x'^2 words from the same two values), one
-// pair to each of those threads and the rest to the others, so that all finish about together.
+// four lanes a frame, and each frame's {lse (log2 units), 2^e} (+inf past the frames: no
+// posterior); the statistics' words go in pairs (a dimension's x' and x'^2 words from the same two
+// values), one pair to each of those threads and the rest to the others, so that all finish about
+// together.
 template <int kChunks>
 __device__ void BuildWords(const float* xs, const float* lse, int count, int dim,
                            const float* shift, const float* scale, uint4* ll, uint4* stat,
@@ -250,21 +254,21 @@ constexpr int kLogSumWarps = 8;
 constexpr int kLogSumThreads = 32 * kLogSumWarps;
 constexpr int kLogSumFrames = 16 * kLogSumWarps;
 
-// Running log-sum of one frame, merged two values at a time.
+// Running log-sum of one frame in log2 units, merged two values at a time.
 struct RunningLogSum {
   float max = kEmTensorPadConst;
   float sum = 0.0f;
   __device__ __forceinline__ void Add(float a, float b) {
     const float m = fmaxf(a, b);
     if (m > max) {  // rare after the first few Gaussians
-      sum *= __expf(max - m);
+      sum *= Exp2Approx(max - m);
       max = m;
     }
-    sum += __expf(a - max) + __expf(b - max);
+    sum += Exp2Approx(a - max) + Exp2Approx(b - max);
   }
   __device__ __forceinline__ void Merge(float m2, float s2) {
     const float m = fmaxf(max, m2);
-    sum = sum * __expf(max - m) + s2 * __expf(m2 - m);
+    sum = sum * Exp2Approx(max - m) + s2 * Exp2Approx(m2 - m);
     max = m;
   }
 };
@@ -353,7 +357,7 @@ __global__ void __launch_bounds__(kLogSumThreads, 2)
 template <int kChunks>
 __global__ void __launch_bounds__(kThreads, 1)
     StatisticsKernel(const EmTensorModelView model, const float* __restrict__ feats,
-                     const float* __restrict__ lse, const int32_t num_frames,
+                     const float* __restrict__ lse_bits, const int32_t num_frames,
                      double* __restrict__ sums) {
   using L = SharedLayout<kChunks>;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -419,13 +423,13 @@ __global__ void __launch_bounds__(kThreads, 1)
                         ll_words + b * L::kLlWords, stat_words + b * L::kStatWords,
                         words_frames + b * kStageFrames);
   };
-  if (begin < end) PrefetchStage(feats, lse, begin, count_at(begin), dim, xs_of(0), lse_s);
+  if (begin < end) PrefetchStage(feats, lse_bits, begin, count_at(begin), dim, xs_of(0), lse_s);
   WaitCopies<0>();
   __syncthreads();
   if (begin < end) words_of(0, begin);
   if (begin + kStageFrames < end) {
-    PrefetchStage(feats, lse, begin + kStageFrames, count_at(begin + kStageFrames), dim, xs_of(1),
-                  lse_s + kStageFrames);
+    PrefetchStage(feats, lse_bits, begin + kStageFrames, count_at(begin + kStageFrames), dim,
+                  xs_of(1), lse_s + kStageFrames);
   }
   int buffer = 0;
   for (int64_t first = begin; first < end; first += kStageFrames, buffer ^= 1) {
@@ -434,7 +438,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int64_t next = first + kStageFrames;
     if (next < end) words_of(buffer ^ 1, next);
     if (next + kStageFrames < end) {
-      PrefetchStage(feats, lse, next + kStageFrames, count_at(next + kStageFrames), dim,
+      PrefetchStage(feats, lse_bits, next + kStageFrames, count_at(next + kStageFrames), dim,
                     xs_of(buffer), lse_s + buffer * kStageFrames);
     }
     const uint4* ll_stage = ll_words + buffer * L::kLlWords;
@@ -451,8 +455,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int j = 0; j < 2; ++j) {
         const float lse0 = stage_frames[8 * (n + j) + 2 * t].x;
         const float lse1 = stage_frames[8 * (n + j) + 2 * t + 1].x;
-        const float g[4] = {__expf(ll[j][0] - lse0), __expf(ll[j][1] - lse1),
-                            __expf(ll[j][2] - lse0), __expf(ll[j][3] - lse1)};
+        const float g[4] = {Exp2Approx(ll[j][0] - lse0), Exp2Approx(ll[j][1] - lse1),
+                            Exp2Approx(ll[j][2] - lse0), Exp2Approx(ll[j][3] - lse1)};
         occ[0] += g[0] + g[1];
         occ[1] += g[2] + g[3];
         SplitTf32(g[0], a_hi[j][0], a_lo[j][0]);
@@ -517,21 +521,39 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
+// The frame's log-sum is written twice: lse (natural log) for the exact kernels and the total,
+// lse_bits (log2 units) for the tensor statistics. Each is anchored on the larger share's own
+// maximum, so that a frame far from every Gaussian (log-likelihoods of -1e7 and below, where a
+// float's spacing is a nat or more) gets exactly the value its likeliest Gaussian's kernel
+// computed: a second rounding of it through the other unit would move that Gaussian's posterior
+// by factors of 2.
 __global__ void CombineKernel(const float2* __restrict__ partial, int32_t num_partials,
                               const float* __restrict__ extra_lse, int32_t num_frames,
-                              float* __restrict__ lse, double* total_log_like) {
+                              float* __restrict__ lse, float* __restrict__ lse_bits,
+                              double* total_log_like) {
   const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   double v = 0.0;
   if (t < num_frames) {
-    LogSum total;
+    LogSum2 tensor;
     for (int32_t b = 0; b < num_partials; ++b) {
       const float2 p = partial[size_t(b) * num_frames + t];
-      total.Add(p.x, p.y);
+      tensor.Add(p.x, p.y);
     }
-    if (extra_lse != nullptr) total.Add(extra_lse[t], 1.0f);
-    const float value = total.Log();
-    lse[t] = value;
-    v = value;
+    const double extra = extra_lse != nullptr ? double(extra_lse[t]) : -double(INFINITY);
+    const double extra_bits = extra * kLog2eDouble;
+    if (tensor.max != -INFINITY && double(tensor.max) >= extra_bits) {
+      const double bits =
+          double(tensor.max) + log2(double(tensor.sum) + exp2(extra_bits - double(tensor.max)));
+      lse_bits[t] = float(bits);
+      lse[t] = float(bits * kLn2Double);
+    } else if (extra != -double(INFINITY)) {
+      const double nats = extra + log1p(double(tensor.sum) * exp2(double(tensor.max) - extra_bits));
+      lse[t] = float(nats);
+      lse_bits[t] = float(nats * kLog2eDouble);
+    } else {
+      lse[t] = lse_bits[t] = -INFINITY;
+    }
+    v = lse[t];
   }
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
   if (threadIdx.x % 32 == 0) atomicAdd(total_log_like, v);
@@ -617,14 +639,14 @@ absl::Status EmTensorLogSums(const EmTensorModelView& model, const float* feats,
 }
 
 absl::Status EmTensorStatistics(const EmTensorModelView& model, const float* feats,
-                                const float* lse, int32_t num_frames, int32_t splits, double* sums,
-                                cudaStream_t stream) {
+                                const float* lse_bits, int32_t num_frames, int32_t splits,
+                                double* sums, cudaStream_t stream) {
   GMM_RETURN_IF_ERROR(CheckView(model));
   if (num_frames <= 0 || model.num_gauss == 0) return absl::OkStatus();
   const int pairs = EmTensorPairs((model.dim + 3) / 4);
   const auto indices = std::make_index_sequence<EmTensorPairs(kEmTensorMaxChunks)>();
   const void* kernel = reinterpret_cast<const void*>(StatisticsKernelFor(pairs, indices));
-  void* args[] = {const_cast<EmTensorModelView*>(&model), &feats, &lse, &num_frames, &sums};
+  void* args[] = {const_cast<EmTensorModelView*>(&model), &feats, &lse_bits, &num_frames, &sums};
   const int32_t max_splits = (num_frames + kStageFrames - 1) / kStageFrames;
   const dim3 grid(unsigned(model.num_gauss / kEmTensorBlockGauss),
                   unsigned(std::clamp(splits, 1, std::min(max_splits, 65535))));
@@ -632,12 +654,13 @@ absl::Status EmTensorStatistics(const EmTensorModelView& model, const float* fea
 }
 
 absl::Status EmCombineLogSums(const float2* partial, int32_t num_partials, const float* extra_lse,
-                              int32_t num_frames, float* lse, double* total_log_like,
-                              cudaStream_t stream) {
+                              int32_t num_frames, float* lse, float* lse_bits,
+                              double* total_log_like, cudaStream_t stream) {
   if (num_frames <= 0) return absl::OkStatus();
   constexpr int kCombineThreads = 256;
   CombineKernel<<<unsigned((num_frames + kCombineThreads - 1) / kCombineThreads), kCombineThreads,
-                  0, stream>>>(partial, num_partials, extra_lse, num_frames, lse, total_log_like);
+                  0, stream>>>(partial, num_partials, extra_lse, num_frames, lse, lse_bits,
+                               total_log_like);
   GMM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }

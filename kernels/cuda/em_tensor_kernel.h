@@ -12,13 +12,15 @@
 //                     the column's scale; B's column t the half2 {x'_td, x'_td^2} times the
 //                     column's inverse scale and the frame's, x'_td = x_td - s_d, where s is the
 //                     block's shift (em_tensor_layout.h); C' holds the rest of the expanded form
-//                     as a float pair (hi + lo).
-//   statistics        gamma = exp(LL - lse_t) stays in the registers of the product that made it:
-//                     the output fragment of LL is the m16n8k8 A fragment of gamma x [x', x'^2]
-//                     (16 Gaussians x 8 frames by 8 frames x 8 columns a chunk) with the frames
-//                     of the reduction taken in the order 0 2 4 6 1 3 5 7, so nothing moves
-//                     between lanes. Each chunk's products start from zero; float32 sums over 32
-//                     tiles (256 frames), then double in shared memory, then double atomics.
+//                     as a float pair (hi + lo). u, v and C' are in log2 units (times log2(e)), so
+//                     that both kernels' exponentials are one ex2 instruction each.
+//   statistics        gamma = 2^(LL - lse_t log2(e)) stays in the registers of the product that
+//                     made it: the output fragment of LL is the m16n8k8 A fragment of gamma x
+//                     [x', x'^2] (16 Gaussians x 8 frames by 8 frames x 8 columns a chunk) with
+//                     the frames of the reduction taken in the order 0 2 4 6 1 3 5 7, so nothing
+//                     moves between lanes. Each chunk's products start from zero every 16 frames;
+//                     float32 sums over kEmTensorFlushFrames frames, then double in shared memory,
+//                     then double atomics.
 //
 // The log-sums run the other way round (a warp owns 16 frames, the Gaussians stream past
 // them a block at a time, each lane keeping running log-sums), so that no lane meets another
@@ -46,6 +48,12 @@ inline constexpr int32_t kEmTensorMaxChunks = 10;
 __host__ __device__ inline constexpr int32_t EmTensorPairs(int32_t chunks) {
   return (chunks + 1) / 2;
 }
+// Frames whose statistics products a thread of the statistics kernel sums in float32 before it
+// adds them to its warp's double sums: those flushes (a conversion and a shared-memory addition in
+// double a sum) took 8% of the E-step every 256 frames, about 1% every 2048 (docs/PERFORMANCE.md,
+// "EM statistics"). 128 float32 additions of a 16-frame product each: at worst 128 roundings of
+// 2^-24 of the sum, and they average out over a slice's flushes.
+inline constexpr int32_t kEmTensorFlushFrames = 2048;
 // C' of padding Gaussians: exp of it (minus any log-likelihood) is 0, and it stays finite.
 inline constexpr float kEmTensorPadConst = -1.0e30f;
 
@@ -68,7 +76,8 @@ __host__ __device__ inline constexpr int32_t EmTensorLogSumRecordWords(int32_t c
 //   params        [warp tile][pair][hi, lo][32 lanes] uint4: lane 4s + t's A fragment of the
 //                 pair, half2 {u, v} (scaled, split) of the tile's Gaussians s, s + 8 at dimension
 //                 4 (2p) + t, then at 4 (2p + 1) + t (zero for padding dimensions and Gaussians);
-//   consts        [num_gauss] float2: C' as hi + lo; hi = kEmTensorPadConst for padding Gaussians;
+//   consts        [num_gauss] float2: C' as hi + lo (log2 units, as u and v); hi =
+//                 kEmTensorPadConst for padding Gaussians;
 //   shift         [num_gauss / kEmTensorBlockGauss][dim];
 //   column_scale  [num_gauss / kEmTensorBlockGauss][2][dim]: 2^-s_d, what the frames' x'_d (then
 //                 x'_d^2) are multiplied by where the block's u_d (v_d) were scaled by 2^s_d;
@@ -91,21 +100,24 @@ __host__ __device__ inline constexpr int32_t EmTensorColumns(int32_t dim) { retu
 // every one of `sms` multiprocessors has blocks (1 for long chunks).
 int32_t EmTensorLogSumSlices(const EmTensorModelView& model, int32_t num_frames, int32_t sms);
 
-// Log-sums of every frame over each slice of the Gaussians: partial[i * num_frames + t] =
-// (max, sum), lse = max + log(sum) over slice i's Gaussians. feats (device): num_frames x dim,
+// Log-sums of every frame over each slice of the Gaussians, in log2 units: partial[i * num_frames +
+// t] = (max, sum), lse log2(e) = max + log2(sum) over slice i's Gaussians. feats (device):
+// num_frames x dim,
 // row-major. Asynchronous.
 absl::Status EmTensorLogSums(const EmTensorModelView& model, const float* feats, int32_t num_frames,
                              int32_t slices, float2* partial, cudaStream_t stream);
 
-// lse[t] = log-add of the `num_partials` partial log-sums of frame t and, where extra_lse is not
-// null, extra_lse[t] (the exact kernels' share); sum_t lse[t] added to *total_log_like.
+// The log-add of the `num_partials` partial log-sums of frame t (log2 units) and, where
+// extra_lse is not null, extra_lse[t] (the exact kernels' share, natural log), in natural log
+// (lse[t], for the exact kernels; sum_t lse[t] added to *total_log_like) and in log2 units
+// (lse_bits[t], for EmTensorStatistics).
 absl::Status EmCombineLogSums(const float2* partial, int32_t num_partials, const float* extra_lse,
-                              int32_t num_frames, float* lse, double* total_log_like,
-                              cudaStream_t stream);
+                              int32_t num_frames, float* lse, float* lse_bits,
+                              double* total_log_like, cudaStream_t stream);
 
-// Adds the frames' statistics (posteriors from lse) to sums. Asynchronous.
+// Adds the frames' statistics (posteriors from lse_bits, log2 units) to sums. Asynchronous.
 absl::Status EmTensorStatistics(const EmTensorModelView& model, const float* feats,
-                                const float* lse, int32_t num_frames, int32_t splits, double* sums,
-                                cudaStream_t stream);
+                                const float* lse_bits, int32_t num_frames, int32_t splits,
+                                double* sums, cudaStream_t stream);
 
 }  // namespace gmmscore

@@ -119,6 +119,7 @@ EmTensorLayout BuildEmTensorLayout(const GmmModel& model, int32_t pdf, bool tens
   std::vector<float> u(slots * dim_pad, 0.0f), v(slots * dim_pad, 0.0f);
   layout.consts.assign(2 * slots, 0.0f);
   const double log_2pi = std::log(2.0 * std::numbers::pi);
+  const double log2e = std::numbers::log2e;  // the kernels' log-likelihoods are in log2 units
   for (size_t slot = 0; slot < slots; ++slot) {
     if (layout.slot_gauss[slot] < 0) {
       layout.consts[2 * slot] = kEmTensorPadConst;
@@ -130,10 +131,11 @@ EmTensorLayout BuildEmTensorLayout(const GmmModel& model, int32_t pdf, bool tens
     for (size_t d = 0; d < dim; ++d) {
       const double var = model.variance(g)[d];
       const double m = model.mean(g)[d] - s[d];
-      u[slot * dim_pad + d] = static_cast<float>(m / var);
-      v[slot * dim_pad + d] = static_cast<float>(-0.5 / var);
+      u[slot * dim_pad + d] = static_cast<float>(log2e * m / var);
+      v[slot * dim_pad + d] = static_cast<float>(-0.5 * log2e / var);
       k -= 0.5 * (std::log(var) + m * m / var);
     }
+    k *= log2e;
     const float hi = static_cast<float>(k);
     layout.consts[2 * slot] = hi;
     layout.consts[2 * slot + 1] = static_cast<float>(k - double(hi));

@@ -7,22 +7,28 @@
 
 namespace gmmscore {
 
-struct LogSum {
+// Base e (LogSum), or base 2 (LogSum2: values in log2 units, as the tensor-core E-step keeps
+// them).
+template <bool kBase2>
+struct BasicLogSum {
   float max = -INFINITY;  // -inf: empty
   float sum = 0.0f;
 
+  static __device__ __forceinline__ float Exp(float x) { return kBase2 ? exp2f(x) : expf(x); }
   __device__ __forceinline__ void Add(float m, float s) {
     if (m == -INFINITY) return;
     if (m > max) {
-      sum = (max == -INFINITY ? 0.0f : sum * expf(max - m)) + s;
+      sum = (max == -INFINITY ? 0.0f : sum * Exp(max - m)) + s;
       max = m;
     } else {
-      sum += s * expf(m - max);
+      sum += s * Exp(m - max);
     }
   }
   __device__ __forceinline__ float Log() const {
-    return max == -INFINITY ? -INFINITY : max + logf(sum);
+    return max == -INFINITY ? -INFINITY : max + (kBase2 ? log2f(sum) : logf(sum));
   }
 };
+using LogSum = BasicLogSum<false>;
+using LogSum2 = BasicLogSum<true>;
 
 }  // namespace gmmscore
