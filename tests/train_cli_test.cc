@@ -378,14 +378,17 @@ TEST(TrainCliTest, TrainFromAFlatStartWithEqualAlignments) {
       << messages;
 }
 
-// The default: ten forward-backward iterations first, no equal alignments. Over the soft
-// iterations the likelihood rises every time.
+// The default: ten forward-backward iterations first, no equal alignments. The likelihood rises
+// at every iteration, the soft ones and the Viterbi ones after them (train_mono.sh's schedule
+// above dips where a realignment follows a mix-up).
 TEST(TrainCliTest, TrainFromAFlatStartWithBaumWelchFirst) {
   std::string messages;
   const std::vector<double> likes = TrainFromAFlatStart("", &messages);
   EXPECT_EQ(messages.find("Equal alignment"), std::string::npos) << messages;
   ASSERT_EQ(likes.size(), 20u);
-  for (size_t x = 1; x < 10; ++x) EXPECT_GT(likes[x], likes[x - 1]) << "iteration " << x;
+  for (size_t x = 1; x < likes.size(); ++x) {
+    EXPECT_GT(likes[x], likes[x - 1]) << "iteration " << x;
+  }
 }
 
 }  // namespace
