@@ -257,8 +257,9 @@ TEST_F(CudaEmStatsTest, KaldiGaussiansOnRealFrames) {
 // before adding them to double. em_bench's case (a slice of 65,000 frames a block) in small: a
 // 2048-Gaussian model over the statistics grid's slices (48 on 132 multiprocessors) of over
 // 2 x kEmTensorFlushFrames frames each, so that every slice sums in float32 at least twice over the
-// whole stretch; the worst parameter error over Gaussians of 100 frames or more within 1e-5
-// (em_bench reports about 1.3e-6).
+// whole stretch; the worst parameter error over Gaussians of 100 frames or more within 2e-5
+// (measured on an H100: 4.9e-6 to 6.5e-6 whether the sums flush every 256, 2048 or 4096 frames;
+// em_bench, with far more frames a Gaussian, about 1.2e-6).
 TEST_F(CudaEmStatsTest, LongSlicesMatchFloat64) {
   RandomModelOptions options;
   options.num_states = 1;
@@ -289,7 +290,7 @@ TEST_F(CudaEmStatsTest, LongSlicesMatchFloat64) {
     }
   }
   std::printf("%d frames, 2048 Gaussians: worst parameter error %.3g\n", frames, worst);
-  EXPECT_LE(worst, 1e-5);
+  EXPECT_LE(worst, 2e-5);
 }
 
 TEST_F(CudaEmStatsTest, StreamedChunksEqualResidentAndAddUp) {
