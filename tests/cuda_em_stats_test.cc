@@ -45,6 +45,15 @@ Matrix Sample(const GmmModel& model, int32_t pdf, int32_t frames, double sigmas,
   return x;
 }
 
+// A single GMM (one state) of `gauss` Gaussians in `dim` dimensions, RandomModel's other defaults.
+RandomModelOptions OneGmm(int32_t dim, int32_t gauss) {
+  RandomModelOptions options;
+  options.num_states = 1;
+  options.dim = dim;
+  options.min_gauss = options.max_gauss = gauss;
+  return options;
+}
+
 MleOptions KeepAll() {
   MleOptions options;
   options.min_gaussian_occupancy = 0.0;
@@ -96,10 +105,7 @@ struct Case {
 
 // A GMM whose second half of Gaussians sits `distance` away from the first in every dimension.
 GmmModel TwoClusters(int32_t gauss, int32_t dim, float distance) {
-  RandomModelOptions options;
-  options.num_states = 1;
-  options.dim = dim;
-  options.min_gauss = options.max_gauss = gauss;
+  RandomModelOptions options = OneGmm(dim, gauss);
   options.min_var = 0.05f;
   options.max_var = 0.5f;
   options.mean_scale = 1.0f;
@@ -155,10 +161,7 @@ TEST_F(CudaEmStatsTest, OneIterationMatchesTheCpuFloat64Statistics) {
   for (const bool tensor_cores : {true, false}) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(c.name) + (tensor_cores ? ", tensor cores" : ", exact kernels"));
-      RandomModelOptions options;
-      options.num_states = 1;
-      options.dim = c.dim;
-      options.min_gauss = options.max_gauss = c.gauss;
+      RandomModelOptions options = OneGmm(c.dim, c.gauss);
       options.mean_offset = c.mean_offset;
       options.min_var = c.min_var;
       options.max_var = c.max_var;
@@ -172,11 +175,7 @@ TEST_F(CudaEmStatsTest, OneIterationMatchesTheCpuFloat64Statistics) {
 // one dimension), beside ordinary ones: the Gaussians that take them get x'^2 near 10^8 in their
 // sums, beside values near 1 from the same stage of frames.
 TEST_F(CudaEmStatsTest, OutlierFramesAmongOrdinaryOnes) {
-  RandomModelOptions options;
-  options.num_states = 1;
-  options.dim = 39;
-  options.min_gauss = options.max_gauss = 200;
-  const GmmModel model = RandomModel(options, 29);
+  const GmmModel model = RandomModel(OneGmm(39, 200), 29);
   Matrix frames = Sample(model, 0, 30000, 1.0, 5);
   for (int32_t t = 0; t < frames.rows; t += 50) {
     frames.at(t, t % frames.cols) += (t % 100 == 0 ? 1e4f : -1e4f);
@@ -261,11 +260,7 @@ TEST_F(CudaEmStatsTest, KaldiGaussiansOnRealFrames) {
 // (measured on an H100: 4.9e-6 to 6.5e-6 whether the sums flush every 256, 2048 or 4096 frames;
 // em_bench, with far more frames a Gaussian, about 1.2e-6).
 TEST_F(CudaEmStatsTest, LongSlicesMatchFloat64) {
-  RandomModelOptions options;
-  options.num_states = 1;
-  options.dim = 40;
-  options.min_gauss = options.max_gauss = 2048;
-  const GmmModel model = RandomModel(options, 31);
+  const GmmModel model = RandomModel(OneGmm(40, 2048), 31);
   const int32_t frames = 48 * (2 * kEmTensorFlushFrames + 100);
   const Matrix x = Sample(model, 0, frames, 1.5, 17);
   GmmStats cpu = GmmStats::ForModel(model, kGmmAll), gpu = cpu;
@@ -346,10 +341,7 @@ TEST_F(CudaEmStatsTest, StreamedChunksEqualResidentAndAddUp) {
 }
 
 TEST_F(CudaEmStatsTest, SetModelKeepsTheResidentFrames) {
-  RandomModelOptions options;
-  options.num_states = 1;
-  options.dim = 20;
-  options.min_gauss = options.max_gauss = 30;
+  RandomModelOptions options = OneGmm(20, 30);
   const GmmModel a = RandomModel(options, 1);
   options.min_gauss = options.max_gauss = 100;  // a new iteration after mixing up
   const GmmModel b = RandomModel(options, 2);
