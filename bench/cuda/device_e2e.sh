@@ -7,12 +7,12 @@
 # options, e.g. --front-end mfcc for audio streams, which the daemon has as 13 MFCC + online CMVN
 # + deltas; DAEMON_ARGS: more gmmscored options, e.g. --devices all; GMMSCORED: another daemon
 # binary, for A/B runs; LISTEN: the daemon's address, 127.0.0.1:50051 unless set, e.g.
-# unix:/tmp/gmmscored.sock for a Unix-domain socket). After each run:
-# the daemon's batch sizes (/metrics) and the CPU time the daemon and the whole machine used.
-# Logs go to $OUT, named by the stream count and TAG. PERF_SECONDS=N (with a perf binary beside
-# this script): a system-wide profile of N seconds from 3 s after the warm-up, written as
-# perf-RUN.txt: the machine by thread name and shared object, the busiest threads, then the
-# daemon by symbol.
+# unix:/tmp/gmmscored.sock for a Unix-domain socket). After each run: the daemon's stages over
+# the measured seconds (stage_latency.py), its batch sizes (/metrics) and the CPU time the daemon
+# and the whole machine used. Logs go to $OUT, named by the stream count and TAG.
+# PERF_SECONDS=N (with a perf binary beside this script): a system-wide profile of N seconds from
+# 3 s after the warm-up, written as perf-RUN.txt: the machine by thread name and shared object,
+# the busiest threads, then the daemon by symbol.
 # Usage: [TAG=name] [BENCH_ARGS="--connections 40"] [DAEMON_ARGS="--devices all"] \
 #   device_e2e.sh SECONDS STREAMS [STREAMS ...]
 set -uo pipefail
@@ -86,6 +86,13 @@ for streams in "$@"; do
     ) &
     profiler=$!
   fi
+  # The daemon's histograms as the load generator's warm-up ends (its 5 s, and a second for its
+  # streams to open) and after the run: stage_latency.py reports the measured seconds alone.
+  (
+    sleep 6
+    metrics >"$out/metrics-warm-$run.txt"
+  ) &
+  snapshot=$!
   # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
   ./gmmscore bench-stream --server "$listen" --plaintext --model c --streams "$streams" \
     --seconds "$seconds" --window 10 --encoding "${ENCODING:-float16}" --warmup-seconds 5 \
@@ -95,7 +102,9 @@ for streams in "$@"; do
   threads1=$(thread_counts "$pid")
   [ -z "$profiler" ] || wait "$profiler"
   read -r utime stime < <(awk '{print $14, $15}' "/proc/$pid/stat")
+  wait "$snapshot"
   metrics >"$out/metrics-$run.txt"
+  python3 stage_latency.py "$out/metrics-warm-$run.txt" "$out/metrics-$run.txt"
   echo "CPU: machine $(( 100 * (busy1 - busy0) / (total1 - total0) ))% busy over the run" \
     "($(nproc) cores); gmmscored $(( (utime + stime) / $(getconf CLK_TCK) )) s of CPU in all"
   # Over the whole run (warm-up too), per thread name: context switches (and per window: 10 frames

@@ -23,7 +23,8 @@ binaries=("$build/tests/cuda_fidelity_test" "$build/tests/cuda_scorer_test" "$bu
   "$build/bench/cuda_bench" "$build/bench/cuda_launch_bench" "$build/bench/cuda_align_bench"
   "$build/bench/em_bench"
   "$build/server/gmmscored" "$build/tools/gmmscore")
-cp bench/cuda/device_run.sh bench/cuda/device_e2e.sh bench/cuda/device_train_gmm.sh "$bundle/"
+cp bench/cuda/device_run.sh bench/cuda/device_e2e.sh bench/cuda/stage_latency.py \
+  bench/cuda/device_train_gmm.sh "$bundle/"
 mkdir -p "$bundle/bin"
 cp "${binaries[@]}" "$bundle/bin/"
 strip --strip-unneeded "$bundle"/bin/*  # symbol tables: a third of each binary
