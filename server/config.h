@@ -58,6 +58,10 @@ struct AdaptLimits {
 
 struct BatcherOptions {
   int32_t max_batch_frames = 512;
+  // The most a batch takes from a queue that holds more than max_batch_frames (one that fell
+  // behind, its lanes busy); 0 or less than max_batch_frames: max_batch_frames. The lanes' buffers
+  // are sized for the larger of the two.
+  int32_t catch_up_batch_frames = 2048;
   absl::Duration max_queue_delay = absl::Milliseconds(2);
   int32_t workers = 1;  // CPU lanes
   // Threads that copy scored windows out of batches, fuse and encode them; 0: a quarter of the

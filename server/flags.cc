@@ -82,6 +82,10 @@ ABSL_FLAG(int32_t, max_stream_windows, Defaults().stream.max_stream_windows,
           "while this many are out");
 ABSL_FLAG(int32_t, max_batch_frames, Defaults().batcher.max_batch_frames,
           "frames per backend call, windows of many streams");
+ABSL_FLAG(int32_t, catch_up_batch_frames, Defaults().batcher.catch_up_batch_frames,
+          "the most frames a batch takes from a queue that holds more than --max-batch-frames "
+          "(a queue that fell behind catches up in fewer, larger batches; the GPU's buffers are "
+          "sized for it); 0: --max-batch-frames");
 ABSL_FLAG(absl::Duration, max_queue_delay, Defaults().batcher.max_queue_delay,
           "longest a window waits for others to batch with");
 ABSL_FLAG(int32_t, batch_workers, Defaults().batcher.workers,
@@ -222,6 +226,7 @@ absl::StatusOr<ServerConfig> ParseFlags(int argc, char** argv) {
   c.stream.idle_timeout = absl::GetFlag(FLAGS_idle_timeout);
   c.stream.max_stream_duration = absl::GetFlag(FLAGS_max_stream_duration);
   c.batcher.max_batch_frames = absl::GetFlag(FLAGS_max_batch_frames);
+  c.batcher.catch_up_batch_frames = absl::GetFlag(FLAGS_catch_up_batch_frames);
   c.batcher.max_queue_delay = absl::GetFlag(FLAGS_max_queue_delay);
   c.batcher.workers = absl::GetFlag(FLAGS_batch_workers);
   c.batcher.delivery_threads = absl::GetFlag(FLAGS_delivery_threads);

@@ -733,6 +733,7 @@ TEST(BatcherTest, DeliversEveryWindowOnceWithinTheBatchLimit) {
   auto set = server::ModelSet::Make({CpuEntry(RandomModel(o, 1), &metrics)});
   server::BatcherOptions options;
   options.max_batch_frames = 40;
+  options.catch_up_batch_frames = 0;  // a backlog too goes in batches of at most 40
   options.max_queue_delay = absl::Milliseconds(1);
   std::vector<std::shared_ptr<RecordingSink>> sinks;
   {
@@ -810,6 +811,10 @@ class HeldDevice : public ComputeDevice {
   int64_t Held() {
     std::lock_guard lock(mu_);
     return int64_t(frames_.size()) - released_;
+  }
+  std::vector<int64_t> Batches() {  // each batch's frames, in the order they came
+    std::lock_guard lock(mu_);
+    return frames_;
   }
 
  private:
@@ -977,6 +982,7 @@ class TwoLaneBatcherTest : public ::testing::Test {
 
 TEST_F(TwoLaneBatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
   options_.max_batch_frames = 10;
+  options_.catch_up_batch_frames = 0;
   {
     server::Batcher batcher(options_, lanes_, &delivery_, &metrics_);
     // Batches of 10, 4, 6 frames: a takes the first (both idle: the first lane), b the second
@@ -1000,6 +1006,32 @@ TEST_F(TwoLaneBatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
     b_->FinishAll();
   }  // the batcher has nothing left in flight
   EXPECT_EQ(a_->Held(), 0);
+}
+
+// A queue that fell behind (more than --max-batch-frames queued while every slot was busy) is
+// taken in batches of up to --catch-up-batch-frames, whole windows in arrival order; a queue that
+// keeps up still goes in batches of --max-batch-frames.
+TEST_F(TwoLaneBatcherTest, AQueueThatFellBehindCatchesUpInLargerBatches) {
+  options_.max_batch_frames = 10;
+  options_.catch_up_batch_frames = 30;
+  {
+    server::Batcher batcher(options_, lanes_, &delivery_, &metrics_);
+    // Four batches of 10 frames fill both lanes' two slots.
+    for (int64_t filled = 10; filled <= 40; filled += 10) {
+      Submit(batcher, 10);
+      ASSERT_TRUE(WaitFor([&] { return a_->Frames() + b_->Frames() == filled; }));
+    }
+    // Seven windows of 5 frames wait behind them.
+    for (int i = 0; i < 7; ++i) Submit(batcher, 5);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(a_->Frames() + b_->Frames(), 40);
+    a_->FinishAll();
+    ASSERT_TRUE(WaitFor([&] { return a_->Frames() == 55; }));
+    a_->FinishAll();
+    b_->FinishAll();
+  }
+  EXPECT_EQ(a_->Batches(), (std::vector<int64_t>{10, 10, 30, 5}));
+  EXPECT_EQ(b_->Batches(), (std::vector<int64_t>{10, 10}));
 }
 
 // Equal loads (here: both lanes idle) are broken in turn, so a second GPU shares moderate load.

@@ -2,8 +2,9 @@
 // one batch, scored in one launch per model on a lane (the CPU, or one GPU: lane.h) as a ScoreJob.
 //
 // A batch is ready when its queue holds --max-batch-frames frames, or its oldest window has
-// waited --max-queue-delay; it takes whole windows in arrival order up to --max-batch-frames (at
-// least one). A ready batch goes to the least-loaded lane (fewest frames in flight, ties taken in
+// waited --max-queue-delay; it takes whole windows in arrival order up to --max-batch-frames, or
+// up to --catch-up-batch-frames from a queue that holds more (one that fell behind), and at least
+// one. A ready batch goes to the least-loaded lane (fewest frames in flight, ties taken in
 // turn) that has room for another batch (Lane::depth), so several GPUs share the work and one
 // GPU overlaps a batch's copies with the next one's kernels. While lanes are busy the next batches
 // gather: under load batches grow by themselves. Batches of one queue may finish out of order; the

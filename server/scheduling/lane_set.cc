@@ -16,7 +16,8 @@ int32_t DeliveryThreads(const ServerConfig& config) {
 
 // The frames one batch can hold: whole windows up to --max-batch-frames, and at least one window.
 int32_t MaxBatchFrames(const ServerConfig& config) {
-  return std::max(config.batcher.max_batch_frames, config.stream.max_window_frames);
+  return std::max({config.batcher.max_batch_frames, config.batcher.catch_up_batch_frames,
+                   config.stream.max_window_frames});
 }
 
 }  // namespace
