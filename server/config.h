@@ -60,8 +60,10 @@ struct BatcherOptions {
   int32_t max_batch_frames = 512;
   // The most a batch takes from a queue that holds more than max_batch_frames (one that fell
   // behind, its lanes busy); 0 or less than max_batch_frames: max_batch_frames. The lanes' buffers
-  // are sized for the larger of the two.
-  int32_t catch_up_batch_frames = 2048;
+  // are sized for the larger of the two. Off by default: it pays where batches are the limit
+  // (BEAM_SPARSE's small responses) and costs where delivering the responses is (16-bit rows of
+  // thousands of states), docs/PERFORMANCE.md "Catching up".
+  int32_t catch_up_batch_frames = 0;
   absl::Duration max_queue_delay = absl::Milliseconds(2);
   int32_t workers = 1;  // CPU lanes
   // Threads that copy scored windows out of batches, fuse and encode them; 0: a quarter of the

@@ -42,7 +42,6 @@ class ServerCudaTest : public ::testing::Test {
     config.backend = "cuda";
     config.models = {{"a", paths_[0]}, {"b", paths_[1]}};
     config.batcher.max_batch_frames = 64;  // several batches in flight at once
-    config.batcher.catch_up_batch_frames = 0;
     config.batcher.max_queue_delay = absl::Milliseconds(1);
     server_ = StartServer(config);
     ASSERT_NE(server_, nullptr);

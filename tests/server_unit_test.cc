@@ -733,7 +733,6 @@ TEST(BatcherTest, DeliversEveryWindowOnceWithinTheBatchLimit) {
   auto set = server::ModelSet::Make({CpuEntry(RandomModel(o, 1), &metrics)});
   server::BatcherOptions options;
   options.max_batch_frames = 40;
-  options.catch_up_batch_frames = 0;  // a backlog too goes in batches of at most 40
   options.max_queue_delay = absl::Milliseconds(1);
   std::vector<std::shared_ptr<RecordingSink>> sinks;
   {
@@ -982,7 +981,6 @@ class TwoLaneBatcherTest : public ::testing::Test {
 
 TEST_F(TwoLaneBatcherTest, GivesEachBatchToTheLeastLoadedLaneWithRoom) {
   options_.max_batch_frames = 10;
-  options_.catch_up_batch_frames = 0;
   {
     server::Batcher batcher(options_, lanes_, &delivery_, &metrics_);
     // Batches of 10, 4, 6 frames: a takes the first (both idle: the first lane), b the second

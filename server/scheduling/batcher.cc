@@ -100,9 +100,9 @@ Batch Batcher::TakeBatch(Queue* q) {
   batch.models = q->models;
   // Whole windows in arrival order (always at least one), up to max_batch_frames, or as many as
   // catch_up_batch_frames where more are queued: a queue that fell behind while the lanes were
-  // busy is taken in a few large batches instead of many small ones, each of which costs a turn
-  // of a slot (on the H100 host a backlog of 30,000 frames otherwise drained at one 512-frame
-  // batch a millisecond, about the rate frames arrived at 6000 streams).
+  // busy can be taken in a few large batches instead of many small ones, each of which costs a
+  // turn of a slot (on the H100 host a backlog of 30,000 frames drained at one 512-frame batch a
+  // millisecond, about the rate frames arrived at 6000 streams).
   const int64_t limit = std::max(options_.max_batch_frames, options_.catch_up_batch_frames);
   while (!q->windows.empty() &&
          (batch.windows.empty() || batch.frames + q->windows.front().feats.rows <= limit)) {
