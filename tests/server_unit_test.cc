@@ -1024,9 +1024,13 @@ TEST_F(TwoLaneBatcherTest, AQueueThatFellBehindCatchesUpInLargerBatches) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_EQ(a_->Frames() + b_->Frames(), 40);
     a_->FinishAll();
-    ASSERT_TRUE(WaitFor([&] { return a_->Frames() == 55; }));
-    a_->FinishAll();
-    b_->FinishAll();
+    EXPECT_TRUE(WaitFor([&] { return a_->Frames() == 55; }));
+    // Every batch finishes, whatever the batcher made of the queue, so that it can be destroyed.
+    EXPECT_TRUE(WaitFor([&] {
+      a_->FinishAll();
+      b_->FinishAll();
+      return a_->Held() + b_->Held() == 0 && a_->Frames() + b_->Frames() == 75;
+    }));
   }
   EXPECT_EQ(a_->Batches(), (std::vector<int64_t>{10, 10, 30, 5}));
   EXPECT_EQ(b_->Batches(), (std::vector<int64_t>{10, 10}));

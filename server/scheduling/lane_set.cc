@@ -14,7 +14,8 @@ int32_t DeliveryThreads(const ServerConfig& config) {
   return std::max(2, int32_t(std::thread::hardware_concurrency() / 4));
 }
 
-// The frames one batch can hold: whole windows up to --max-batch-frames, and at least one window.
+// The frames one batch can hold: whole windows up to --max-batch-frames (or
+// --catch-up-batch-frames), and at least one window.
 int32_t MaxBatchFrames(const ServerConfig& config) {
   return std::max({config.batcher.max_batch_frames, config.batcher.catch_up_batch_frames,
                    config.stream.max_window_frames});
