@@ -62,7 +62,7 @@ struct BatcherOptions {
   // behind, its lanes busy); 0 or less than max_batch_frames: max_batch_frames. The lanes' buffers
   // are sized for the larger of the two. Off by default: it pays where batches are the limit
   // (BEAM_SPARSE's small responses) and costs where delivering the responses is (16-bit rows of
-  // thousands of states), docs/PERFORMANCE.md "Catching up".
+  // thousands of states): docs/PERFORMANCE.md, "The transport's floor, and catching up".
   int32_t catch_up_batch_frames = 0;
   absl::Duration max_queue_delay = absl::Milliseconds(2);
   int32_t workers = 1;  // CPU lanes
