@@ -22,8 +22,9 @@ ClientQueues::~ClientQueues() {
 }
 
 AsyncScoreCall::AsyncScoreCall(grpc::GenericStub* stub, grpc::ClientContext* context,
-                               grpc::CompletionQueue* cq, ScoreCallReactor* reactor)
-    : reactor_(reactor), stream_(stub->PrepareCall(context, kScoreMethod, cq)) {}
+                               grpc::CompletionQueue* cq, ScoreCallReactor* reactor,
+                               const char* method)
+    : context_(context), reactor_(reactor), stream_(stub->PrepareCall(context, method, cq)) {}
 
 void AsyncScoreCall::Started() {
   std::lock_guard lock(mu_);

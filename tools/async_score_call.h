@@ -16,8 +16,9 @@
 
 namespace gmmscore {
 
-// The Score method's full name, for a generic stub.
+// The methods' full names, for a generic stub.
 inline constexpr char kScoreMethod[] = "/gmmscore.v1.Scorer/Score";
+inline constexpr char kScoreStreamsMethod[] = "/gmmscore.v1.Scorer/ScoreStreams";
 
 // Completion queues, one thread each, that run the calls' reactions. Destroyed after every call
 // on them is done.
@@ -47,22 +48,37 @@ class ScoreCallReactor {
   ~ScoreCallReactor() = default;
 };
 
-// Messages go as serialized bytes (a generic stub): the reader may look at a response's header
-// without parsing, or copying, its scores (tools/response_header.h).
-class AsyncScoreCall {
+// A Score stream as the load generator's stream sees it: a Score call of its own
+// (AsyncScoreCall), or one stream of a ScoreStreams call (tools/score_streams_call.h). Messages go
+// as serialized bytes: the reader may look at a response's header without parsing, or copying,
+// its scores (tools/response_header.h).
+class ScoreCall {
+ public:
+  virtual ~ScoreCall() = default;
+  // StartCall first; then at most one read and one write (or WritesDone) in flight (a write
+  // asked for before StartCall has completed waits for it). When a read fails (the server ended
+  // the stream) the call gets its status and ends with OnDone.
+  virtual void StartCall() = 0;
+  virtual void StartRead(grpc::ByteBuffer* response) = 0;        // a serialized ScoreResponse
+  virtual void StartWrite(const grpc::ByteBuffer* request) = 0;  // a serialized ScoreRequest
+  virtual void StartWritesDone() = 0;
+  virtual void TryCancel() = 0;
+};
+
+// One bidirectional call on a generic stub: a Score call, or the ScoreStreams call that carries
+// many (then its messages are ScoreStreamsRequest / ScoreStreamsResponse).
+class AsyncScoreCall final : public ScoreCall {
  public:
   AsyncScoreCall(grpc::GenericStub* stub, grpc::ClientContext* context, grpc::CompletionQueue* cq,
-                 ScoreCallReactor* reactor);
+                 ScoreCallReactor* reactor, const char* method = kScoreMethod);
   AsyncScoreCall(const AsyncScoreCall&) = delete;
   AsyncScoreCall& operator=(const AsyncScoreCall&) = delete;
 
-  // StartCall first; then at most one read and one write (or WritesDone) in flight (a write
-  // asked for before StartCall has completed waits for it). When a read
-  // fails (the server ended the stream) the call asks for its status and ends with OnDone.
-  void StartCall();
-  void StartRead(grpc::ByteBuffer* response);        // a serialized v1::ScoreResponse
-  void StartWrite(const grpc::ByteBuffer* request);  // a serialized v1::ScoreRequest
-  void StartWritesDone();
+  void StartCall() override;
+  void StartRead(grpc::ByteBuffer* response) override;
+  void StartWrite(const grpc::ByteBuffer* request) override;
+  void StartWritesDone() override;
+  void TryCancel() override { context_->TryCancel(); }
 
   // Handed to the queue thread by Next.
   struct Event {
@@ -75,6 +91,7 @@ class AsyncScoreCall {
   void Started();  // counts an operation in
   void OnEvent(Event::Op op, bool ok);
 
+  grpc::ClientContext* const context_;
   ScoreCallReactor* const reactor_;
   std::unique_ptr<grpc::GenericClientAsyncReaderWriter> stream_;
   grpc::Status status_;

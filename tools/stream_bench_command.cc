@@ -38,6 +38,7 @@
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/response_header.h"
+#include "tools/score_streams_call.h"
 #include "tools/stream_options.h"
 
 namespace gmmscore {
@@ -67,13 +68,15 @@ struct BenchOptions {
 // mu_ is let go.
 class BenchStream final : public ScoreCallReactor {
  public:
+  // A stream on a Score call of its own.
   BenchStream(grpc::GenericStub* stub, grpc::CompletionQueue* cq, const BenchOptions& o)
-      : o_(o),
-        chunks_((o.frames_per_stream + o.chunk_frames - 1) / o.chunk_frames),
-        period_(std::chrono::duration_cast<Clock::duration>(
-            std::chrono::duration<double>(o.chunk_frames / kFramesPerSecond))),
-        call_(stub, &context_, cq, this),
-        sent_ns_(size_t(chunks_)) {}
+      : BenchStream(o) {
+    call_ = std::make_unique<AsyncScoreCall>(stub, &context_, cq, this);
+  }
+  // A stream on a ScoreStreams call that carries others.
+  BenchStream(ScoreStreamsCall* streams, const BenchOptions& o) : BenchStream(o) {
+    call_ = streams->NewStream(this);
+  }
 
   // Starts the call with the stream's config.
   void Open() {
@@ -84,9 +87,9 @@ class BenchStream final : public ScoreCallReactor {
       std::lock_guard lock(mu_);
       write = Queue(Outgoing::kConfig, -1, config);
     }
-    call_.StartCall();
-    call_.StartRead(&response_);
-    if (write != nullptr) call_.StartWrite(write);
+    call_->StartCall();
+    call_->StartRead(&response_);
+    if (write != nullptr) call_->StartWrite(write);
   }
 
   // Until the config is written (or the stream ended): real time starts once every stream is
@@ -139,7 +142,7 @@ class BenchStream final : public ScoreCallReactor {
         if (const grpc::ByteBuffer* w = Queue(Outgoing::kEnd, -1, end); w != nullptr) write = w;
       }
     }
-    if (write != nullptr) call_.StartWrite(write);
+    if (write != nullptr) call_->StartWrite(write);
   }
 
   void OnWriteDone(bool ok) override {
@@ -168,8 +171,8 @@ class BenchStream final : public ScoreCallReactor {
         write = NextWrite();
       }
     }
-    if (writes_done) call_.StartWritesDone();
-    if (write != nullptr) call_.StartWrite(write);
+    if (writes_done) call_->StartWritesDone();
+    if (write != nullptr) call_->StartWrite(write);
   }
 
   void OnReadDone(bool ok) override {
@@ -203,8 +206,8 @@ class BenchStream final : public ScoreCallReactor {
       }
     }
     // After a bad window the call is cancelled; the read then fails and the call ends.
-    if (!keep_reading) context_.TryCancel();
-    call_.StartRead(&response_);
+    if (!keep_reading) call_->TryCancel();
+    call_->StartRead(&response_);
   }
 
   void OnDone(const grpc::Status& status) override {
@@ -229,6 +232,13 @@ class BenchStream final : public ScoreCallReactor {
   const std::vector<double>& write_times_s() const { return write_times_s_; }
 
  private:
+  explicit BenchStream(const BenchOptions& o)
+      : o_(o),
+        chunks_((o.frames_per_stream + o.chunk_frames - 1) / o.chunk_frames),
+        period_(std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(o.chunk_frames / kFramesPerSecond))),
+        sent_ns_(size_t(chunks_)) {}
+
   // A request, serialized when queued.
   struct Outgoing {
     enum Kind { kConfig, kChunk, kEnd } kind;
@@ -286,8 +296,8 @@ class BenchStream final : public ScoreCallReactor {
   const int64_t chunks_;
   const Clock::duration period_;
   Clock::time_point first_due_;
-  grpc::ClientContext context_;
-  AsyncScoreCall call_;
+  grpc::ClientContext context_;  // a Score call's
+  std::unique_ptr<ScoreCall> call_;
 
   std::mutex mu_;
   std::condition_variable changed_;
@@ -315,12 +325,18 @@ void Pace(const std::vector<BenchStream*>& streams) {
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> due;
   for (BenchStream* s : streams) due.emplace(s->NextDue(), s);
   while (!due.empty()) {
-    auto [when, stream] = due.top();
-    due.pop();
-    if (when != Clock::time_point::max()) std::this_thread::sleep_until(when);
-    stream->SendDue(Clock::now());
-    if (const Clock::time_point next = stream->NextDue(); next != Clock::time_point::max()) {
-      due.emplace(next, stream);
+    if (const Clock::time_point when = due.top().first; when != Clock::time_point::max())
+      std::this_thread::sleep_until(when);
+    // Every stream due by now; those that share a ScoreStreams call send in one message.
+    FlushScope one_message_a_call;
+    const Clock::time_point now = Clock::now();
+    while (!due.empty() && due.top().first <= now) {
+      BenchStream* stream = due.top().second;
+      due.pop();
+      stream->SendDue(now);
+      if (const Clock::time_point next = stream->NextDue(); next != Clock::time_point::max()) {
+        due.emplace(next, stream);
+      }
     }
   }
 }
@@ -518,6 +534,10 @@ int RunBenchStream(int argc, char** argv) {
             "100"})
       .Add(
           {"connections", "N", "TCP connections the streams are spread over (0: one per 100)", "0"})
+      .Add({"streams-per-call", "N",
+            "1: every stream a Score call of its own; N > 1: ScoreStreams calls of N streams "
+            "each, their messages carrying several streams' chunks and windows",
+            "1"})
       .Add({"pacer-threads", "N", "threads that send the streams' chunks on schedule", "4"})
       .Add({"cq-threads", "N",
             "threads per process, each with a gRPC completion queue, that read the streams' "
@@ -533,7 +553,7 @@ int RunBenchStream(int argc, char** argv) {
   auto streams = args.GetInt("streams"), chunk = args.GetInt("chunk-frames"),
        window = args.GetInt("window"), connections = args.GetInt("connections"),
        pacers = args.GetInt("pacer-threads"), processes = args.GetInt("processes"),
-       cq_threads = args.GetInt("cq-threads");
+       cq_threads = args.GetInt("cq-threads"), per_call = args.GetInt("streams-per-call");
   auto seconds = args.GetDouble("seconds"), warmup = args.GetDouble("warmup-seconds"),
        max_lag_ms = args.GetDouble("max-lag-ms"), beam = args.GetDouble("beam");
   auto max_states = args.GetInt("max-states");
@@ -541,15 +561,16 @@ int RunBenchStream(int argc, char** argv) {
   for (const absl::Status& s :
        {streams.status(), chunk.status(), window.status(), connections.status(), pacers.status(),
         seconds.status(), warmup.status(), max_lag_ms.status(), encoding.status(), beam.status(),
-        max_states.status(), processes.status(), cq_threads.status()}) {
+        max_states.status(), processes.status(), cq_threads.status(), per_call.status()}) {
     if (!s.ok()) return Fail("bench-stream", s);
   }
   if (*streams < 1 || *chunk < 1 || *window < 1 || *seconds <= 0 || *connections < 0 ||
-      *pacers < 1 || *processes < 1 || *processes > *streams || *cq_threads < 0) {
+      *pacers < 1 || *processes < 1 || *processes > *streams || *cq_threads < 0 || *per_call < 1) {
     return Fail("bench-stream", absl::InvalidArgumentError(
                                     "--streams, --chunk-frames, --window, --seconds, "
-                                    "--pacer-threads and --processes must be > 0 (at most one "
-                                    "process a stream), --connections and --cq-threads >= 0"));
+                                    "--pacer-threads, --processes and --streams-per-call must be "
+                                    "> 0 (at most one process a stream), --connections and "
+                                    "--cq-threads >= 0"));
   }
   const std::string daemon_pid = args.Get("daemon-pid");
   const double daemon_cpu0 = daemon_pid.empty() ? -1 : ProcessCpuSeconds(daemon_pid);
@@ -667,14 +688,30 @@ int RunBenchStream(int argc, char** argv) {
   ClientQueues queues(*cq_threads > 0
                           ? *cq_threads
                           : std::max(1, int32_t(std::thread::hardware_concurrency()) / *processes));
+  // --streams-per-call > 1: stream i on call i / N, call c over connection c; a pacer sends
+  // for whole calls, so that what is due together leaves in one message.
+  std::vector<std::shared_ptr<ScoreStreamsCall>> calls;
+  if (*per_call > 1) {
+    for (int32_t c = 0; c < (my_streams + *per_call - 1) / *per_call; ++c) {
+      calls.push_back(std::make_shared<ScoreStreamsCall>(stubs[size_t(c % num_connections)].get(),
+                                                         queues.queue(size_t(c))));
+      calls.back()->Start();
+    }
+  }
   std::vector<std::unique_ptr<BenchStream>> bench(static_cast<size_t>(my_streams));
   std::vector<std::vector<BenchStream*>> paced(static_cast<size_t>(*pacers));
   for (int i = 0; i < my_streams; ++i) {
     o.config.set_stream_id(absl::StrCat("bench-", first_stream + i));
-    bench[size_t(i)] = std::make_unique<BenchStream>(stubs[size_t(i % num_connections)].get(),
-                                                     queues.queue(size_t(i)), o);
+    size_t pacer = size_t(i % *pacers);
+    if (calls.empty()) {
+      bench[size_t(i)] = std::make_unique<BenchStream>(stubs[size_t(i % num_connections)].get(),
+                                                       queues.queue(size_t(i)), o);
+    } else {
+      bench[size_t(i)] = std::make_unique<BenchStream>(calls[size_t(i / *per_call)].get(), o);
+      pacer = size_t(i / *per_call % *pacers);
+    }
     bench[size_t(i)]->Open();
-    paced[size_t(i % *pacers)].push_back(bench[size_t(i)].get());
+    paced[pacer].push_back(bench[size_t(i)].get());
   }
   for (const auto& s : bench) s->WaitUntilOpen();
   // Streams start spread over one chunk period, as independent real-time sources would.
@@ -690,8 +727,15 @@ int RunBenchStream(int argc, char** argv) {
   for (const std::vector<BenchStream*>& group : paced) pacer_threads.emplace_back(Pace, group);
   for (std::thread& t : pacer_threads) t.join();
   for (const auto& s : bench) s->WaitUntilDone();
+  const double wall_s = std::chrono::duration<double>(Clock::now() - o.start).count();
+  std::string call_error;
+  for (const auto& call : calls) {
+    if (const grpc::Status status = call->Close(); !status.ok() && call_error.empty())
+      call_error = absl::StrCat("a ScoreStreams call ended ", status.error_message());
+  }
   BenchResult result;
-  result.wall_s = std::chrono::duration<double>(Clock::now() - o.start).count();
+  result.wall_s = wall_s;
+  result.first_error = call_error;
   result.cpu_s = SelfCpuSeconds() - self_cpu0;
   for (const auto& s : bench) {
     result.frames += s->frames_scored();

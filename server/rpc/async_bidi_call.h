@@ -15,6 +15,8 @@
 #include <memory>
 #include <mutex>
 
+#include "server/rpc/bidi_call.h"
+
 namespace gmmscore::server {
 
 // What a completion-queue thread gets back from Next: every tag we hand gRPC is one of these.
@@ -26,23 +28,7 @@ class QueueEvent {
   ~QueueEvent() = default;
 };
 
-// The handler of one call. OnReadDone and OnWriteDone report the operation started last (ok:
-// false once the call is over or, for a read, the client half-closed); OnCancel, if the call was
-// cancelled (by the client, its deadline, a lost connection, the server's shutdown); OnDone comes
-// last, once Finish has completed and no operation is pending: the call never touches the
-// reactor again. The reactions of one call run on its queue's thread, one at a time.
-class AsyncBidiReactor {
- public:
-  virtual void OnReadDone(bool ok) = 0;
-  virtual void OnWriteDone(bool ok) = 0;
-  virtual void OnCancel() = 0;
-  virtual void OnDone() = 0;
-
- protected:
-  ~AsyncBidiReactor() = default;
-};
-
-class AsyncBidiCall {
+class AsyncBidiCall final : public BidiCall {
  public:
   using Stream = grpc::ServerAsyncReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
   // Called once with the call and whether it arrived (false: the server shut down first).
@@ -58,16 +44,12 @@ class AsyncBidiCall {
   Stream* stream() { return &stream_; }
   void* accept_tag() { return &accept_; }
 
-  // The handler from now on; before the first operation. on_done runs after the reactor's
-  // OnDone (the reactor may be gone by then; the call object too, if the reactor owned it).
-  void Bind(AsyncBidiReactor* reactor, std::function<void()> on_done);
-
-  // At most one read and one write in flight; Finish once, with no write in flight (a read may
-  // be: it completes with ok false). From any thread.
-  void StartRead(grpc::ByteBuffer* buffer);
-  void StartWrite(const grpc::ByteBuffer* buffer);
-  void Finish(const grpc::Status& status);
-  void TryCancel() { context_.TryCancel(); }
+  // BidiCall; the reactions run on the call's queue's thread.
+  void Bind(AsyncBidiReactor* reactor, std::function<void()> on_done) override;
+  void StartRead(grpc::ByteBuffer* buffer) override;
+  void StartWrite(const grpc::ByteBuffer* buffer) override;
+  void Finish(const grpc::Status& status) override;
+  void TryCancel() override { context_.TryCancel(); }
 
  private:
   enum class Op { kAccept, kRead, kWrite, kFinish, kDone };

@@ -11,10 +11,11 @@ CallQueues::CallQueues(grpc::ServerBuilder* builder, int32_t queues) {
 
 CallQueues::~CallQueues() { Shutdown(); }
 
-void CallQueues::Run(Request request, Start start) {
-  request_ = std::move(request);
-  start_ = std::move(start);
-  for (const auto& cq : queues_) RequestOn(cq.get());
+void CallQueues::Run(std::vector<Method> methods) {
+  methods_ = std::move(methods);
+  for (const auto& cq : queues_) {
+    for (const Method& method : methods_) RequestOn(cq.get(), &method);
+  }
   for (const auto& cq : queues_) {
     threads_.emplace_back([queue = cq.get(), name = absl::StrCat("stream-cq-", threads_.size())] {
       NameThisThread(name);
@@ -25,26 +26,28 @@ void CallQueues::Run(Request request, Start start) {
   }
 }
 
-void CallQueues::RequestOn(grpc::ServerCompletionQueue* cq) {
-  AsyncBidiCall* call = AsyncBidiCall::ForRequest(
-      [this, cq](std::unique_ptr<AsyncBidiCall> c, bool ok) { Accepted(cq, std::move(c), ok); });
+void CallQueues::RequestOn(grpc::ServerCompletionQueue* cq, const Method* method) {
+  AsyncBidiCall* call =
+      AsyncBidiCall::ForRequest([this, cq, method](std::unique_ptr<AsyncBidiCall> c, bool ok) {
+        Accepted(cq, method, std::move(c), ok);
+      });
   {
     std::lock_guard lock(mu_);
     ++requests_;
   }
-  request_(call->context(), call->stream(), cq, call->accept_tag());
+  method->request(call->context(), call->stream(), cq, call->accept_tag());
 }
 
-void CallQueues::Accepted(grpc::ServerCompletionQueue* cq, std::unique_ptr<AsyncBidiCall> call,
-                          bool ok) {
+void CallQueues::Accepted(grpc::ServerCompletionQueue* cq, const Method* method,
+                          std::unique_ptr<AsyncBidiCall> call, bool ok) {
   if (ok) {
     {
       std::lock_guard lock(mu_);
       ++calls_;
     }
     // The next request first: calls arriving together need not wait for this one's start.
-    RequestOn(cq);
-    start_(std::move(call), [this] { CountOut(&calls_); });
+    RequestOn(cq, method);
+    method->start(std::move(call), [this] { CountOut(&calls_); });
   }
   // Not ok: the server is shutting down; the call never started and is freed here.
   CountOut(&requests_);

@@ -1,7 +1,8 @@
 // The completion queues of the Score calls and their threads (see async_bidi_call.h): one thread
 // per queue, each waiting for its queue's events (calls arriving, reads and writes done, calls
 // over) and running their reactions; while waiting, the threads take turns polling the sockets.
-// Each queue keeps a request for a new call outstanding; a call stays on the queue it arrived on.
+// Each queue keeps a request for a new call of each method outstanding; a call stays on the queue
+// it arrived on.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -35,22 +36,28 @@ class CallQueues {
   CallQueues(const CallQueues&) = delete;
   CallQueues& operator=(const CallQueues&) = delete;
 
-  // After BuildAndStart: a request outstanding on every queue, the threads running.
-  void Run(Request request, Start start);
+  struct Method {
+    Request request;
+    Start start;
+  };
+
+  // After BuildAndStart: a request for each method outstanding on every queue, the threads
+  // running.
+  void Run(std::vector<Method> methods);
   // After the server's Shutdown (which cancels the calls still open and the requests): waits
   // for every call to be over and every request to come back, then shuts the queues down and
   // joins their threads.
   void Shutdown();
 
  private:
-  void RequestOn(grpc::ServerCompletionQueue* cq);
-  void Accepted(grpc::ServerCompletionQueue* cq, std::unique_ptr<AsyncBidiCall> call, bool ok);
+  void RequestOn(grpc::ServerCompletionQueue* cq, const Method* method);
+  void Accepted(grpc::ServerCompletionQueue* cq, const Method* method,
+                std::unique_ptr<AsyncBidiCall> call, bool ok);
   void CountOut(int64_t* counter);
 
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues_;
   std::vector<std::thread> threads_;
-  Request request_;
-  Start start_;
+  std::vector<Method> methods_;
 
   std::mutex mu_;
   std::condition_variable idle_;

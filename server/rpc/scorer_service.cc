@@ -3,12 +3,20 @@
 namespace gmmscore::server {
 
 void ScorerService::ServeScoreOn(CallQueues* queues) {
-  queues->Run([this](grpc::ServerContext* context, AsyncBidiCall::Stream* stream,
-                     grpc::ServerCompletionQueue* cq,
-                     void* tag) { RequestScore(context, stream, cq, cq, tag); },
-              [this](std::unique_ptr<AsyncBidiCall> call, std::function<void()> on_done) {
-                StreamSession::Start(std::move(call), std::move(on_done), services_);
-              });
+  std::vector<CallQueues::Method> methods;
+  methods.push_back({[this](grpc::ServerContext* context, AsyncBidiCall::Stream* stream,
+                            grpc::ServerCompletionQueue* cq,
+                            void* tag) { RequestScore(context, stream, cq, cq, tag); },
+                     [this](std::unique_ptr<AsyncBidiCall> call, std::function<void()> on_done) {
+                       StreamSession::Start(std::move(call), std::move(on_done), services_);
+                     }});
+  methods.push_back({[this](grpc::ServerContext* context, AsyncBidiCall::Stream* stream,
+                            grpc::ServerCompletionQueue* cq,
+                            void* tag) { RequestScoreStreams(context, stream, cq, cq, tag); },
+                     [this](std::unique_ptr<AsyncBidiCall> call, std::function<void()> on_done) {
+                       StreamMux::Start(std::move(call), std::move(on_done), services_);
+                     }});
+  queues->Run(std::move(methods));
 }
 
 grpc::ServerUnaryReactor* ScorerService::Align(grpc::CallbackServerContext* context,

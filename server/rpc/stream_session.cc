@@ -71,9 +71,9 @@ int32_t SessionTracker::size() {
   return int32_t(sessions_.size());
 }
 
-void StreamSession::Start(std::unique_ptr<AsyncBidiCall> call, std::function<void()> on_done,
+void StreamSession::Start(std::unique_ptr<BidiCall> call, std::function<void()> on_done,
                           const SessionServices& services) {
-  AsyncBidiCall* c = call.get();
+  BidiCall* c = call.get();
   auto session = std::make_shared<StreamSession>(std::move(call), services, next_session_id++);
   session->self_ = session;
   c->Bind(session.get(), std::move(on_done));
@@ -96,7 +96,7 @@ void StreamSession::Start(std::unique_ptr<AsyncBidiCall> call, std::function<voi
   reactor->Pump(std::move(lock));
 }
 
-StreamSession::StreamSession(std::unique_ptr<AsyncBidiCall> call, const SessionServices& services,
+StreamSession::StreamSession(std::unique_ptr<BidiCall> call, const SessionServices& services,
                              uint64_t id)
     : services_(services), limits_(*services.limits), call_(std::move(call)), id_(id) {}
 

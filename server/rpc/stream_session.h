@@ -1,10 +1,10 @@
-// One Score stream: the reactor of an asynchronous gRPC call (async_bidi_call.h) that validates the
-// client's messages, buffers frames into windows (W frames, or fewer once the oldest buffered frame
-// has waited max_latency, or at End), hands windows to the Batcher and writes the scored windows
-// back, one write in flight. Scored windows can come back out of order (batches in flight together,
-// on several devices); they are fused, encoded and written in the order they were cut. The method
-// is registered raw (ByteBuffers): requests are parsed here, and responses are written without
-// copying their scores (response_buffer.h).
+// One Score stream: the reactor of its call (bidi_call.h: a Score call, or one stream of a
+// ScoreStreams call) that validates the client's messages, buffers frames into windows (W frames,
+// or fewer once the oldest buffered frame has waited max_latency, or at End), hands windows to the
+// Batcher and writes the scored windows back, one write in flight. Scored windows can come back out
+// of order (batches in flight together, on several devices); they are fused, encoded and written in
+// the order they were cut. The method is registered raw (ByteBuffers): requests are parsed here,
+// and responses are written without copying their scores (response_buffer.h).
 //
 // Nothing here blocks: gRPC reactions, batcher deliveries and timers each lock the session, decide
 // what to start (a read, a write, windows, the final status), and start it after unlocking.
@@ -41,7 +41,7 @@
 #include "server/kept_frames.h"
 #include "server/metrics.h"
 #include "server/model_registry.h"
-#include "server/rpc/async_bidi_call.h"
+#include "server/rpc/bidi_call.h"
 #include "server/rpc/in_order.h"
 #include "server/rpc/response_encoder.h"
 #include "server/rpc/stream_config.h"
@@ -96,10 +96,10 @@ class StreamSession final : public AsyncBidiReactor,
  public:
   // Binds a session to a Score call that arrived (on_done: for Bind); the session keeps itself
   // alive until OnDone, and the call until the session is gone.
-  static void Start(std::unique_ptr<AsyncBidiCall> call, std::function<void()> on_done,
+  static void Start(std::unique_ptr<BidiCall> call, std::function<void()> on_done,
                     const SessionServices& services);
 
-  StreamSession(std::unique_ptr<AsyncBidiCall> call, const SessionServices& services, uint64_t id);
+  StreamSession(std::unique_ptr<BidiCall> call, const SessionServices& services, uint64_t id);
   ~StreamSession() override;
 
   void OnReadDone(bool ok) override;
@@ -164,7 +164,7 @@ class StreamSession final : public AsyncBidiReactor,
   const SessionServices services_;
   const StreamLimits& limits_;
   // Outlives OnDone: a thread that decided to cancel under the lock may call TryCancel after.
-  const std::unique_ptr<AsyncBidiCall> call_;
+  const std::unique_ptr<BidiCall> call_;
   const uint64_t id_;
   std::shared_ptr<StreamSession> self_;  // set by Start, dropped in OnDone
 

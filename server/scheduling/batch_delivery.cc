@@ -8,6 +8,7 @@
 #include <string>
 
 #include "proto/wire_codec.h"
+#include "util/flush_scope.h"
 
 namespace gmmscore::server {
 namespace {
@@ -94,6 +95,8 @@ void DeliverRange(const std::shared_ptr<Delivery>& d, size_t begin, size_t end) 
     copies[i - begin] = CopyScores(views);
   }
   if (d->tasks_left.fetch_sub(1) == 1) d->release();
+  // Streams that share a ScoreStreams call send these windows in one message.
+  FlushScope flush_at_end;
   for (size_t i = begin; i < end; ++i) {
     Window& w = d->batch.windows[i];
     std::shared_ptr<WindowSink> sink = w.sink;
