@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Regression inputs (crash-*: reproducers of fixed findings) are kept; the rest is remade.
 [ -d "$out" ] && find "$out" -type f ! -name 'crash-*' -delete
 mkdir -p "$out"/{load_model,kaldi_reader,sphinx_model,feature_files,matrix_table,int32_table}
-mkdir -p "$out"/{fst_table,table_specifier,stream_config,wire_codec,training_files,audio_input}
+mkdir -p "$out"/{fst_table,table_specifier,stream_config,wire_codec,stream_mux_wire,training_files,audio_input}
 
 # Models: the real Kaldi model, and a small one (4 states, 2 Gaussians, dim 3) in every format,
 # with an HMM (random -> HTK gives each state an HMM, which Kaldi and native then carry).
@@ -92,6 +92,26 @@ write("fst_table/graph.txt", b"cards-001\n" + open(f"{data}/graph-cards-001.txt"
 # Wire codec: packed float32 scores, and binary16 of a few edge values.
 write("wire_codec/scores", b"".join(struct.pack("<56f", *r) for r in likes[:2]))
 write("wire_codec/halves", struct.pack("<8H", 0, 0x8000, 1, 0x3c00, 0x7bff, 0x7c00, 0x7e00, 0xfc00))
+
+# ScoreStreams messages (after the byte that sets the slice size): a request with a config, a
+# features chunk and writes_done; a response with a window and a status.
+def varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([(v & 0x7f) | 0x80])
+        v >>= 7
+    return out + bytes([v])
+def field(n, payload):
+    return varint(n << 3 | 2) + varint(len(payload)) + payload
+def entry(tag, *fields):
+    return field(1, varint(1 << 3) + varint(tag) + b"".join(fields))
+config = field(1, field(1, b"s") + field(2, b"mono") + varint(6 << 3) + varint(39))
+chunk = field(2, varint(1 << 3) + varint(0) + field(2, struct.pack("<39f", *feats[0])))
+write("stream_mux_wire/request", b"\x07" + entry(5, field(2, config)) + entry(5, field(2, chunk)) +
+      entry(5, varint(3 << 3) + varint(1)))
+window = field(1, b"s") + varint(3 << 3) + varint(1) + field(6, struct.pack("<56f", *likes[0]))
+write("stream_mux_wire/response", b"\x40" + entry(5, field(2, window)) +
+      entry(5, field(3, varint(1 << 3) + varint(3) + field(2, b"stream 's': bad"))))
 PY
 
 # Training files, each behind the byte that picks its reader (training_files_fuzzer.cc):

@@ -3,6 +3,7 @@
 // interleaves the streams' messages; one stream's error ends that stream only; a tag is free again
 // after its status; requests for a stream that ended are dropped; a cancelled call gives every
 // slot back.
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -57,6 +58,7 @@ class ServerStreamMuxTest : public ::testing::Test {
           c.scores.rows += w.scores.rows;
           c.scores.data.insert(c.scores.data.end(), w.scores.data.begin(), w.scores.data.end());
           ++c.windows;
+          ++windows_;
         }
       }
     });
@@ -78,6 +80,7 @@ class ServerStreamMuxTest : public ::testing::Test {
   std::unique_ptr<server::GmmscoreServer> server_;
   std::unique_ptr<v1::Scorer::Stub> stub_;
   std::atomic<int> statuses_{0};
+  std::atomic<int> windows_{0};
 };
 
 TEST_F(ServerStreamMuxTest, ManyStreamsOnOneCallEachEqualOfflineScores) {
@@ -227,6 +230,65 @@ TEST_F(ServerStreamMuxTest, TheCallEndsOkWhenItsStreamsHaveEnded) {
   EXPECT_TRUE(call->Finish().ok());
   EXPECT_EQ(got[3].code, grpc::StatusCode::OK) << got[3].message;
   EXPECT_EQ(server_->open_streams(), 0);
+}
+
+TEST_F(ServerStreamMuxTest, ADrainEndsEveryStreamUnavailableAfterItsScores) {
+  const Matrix& feats = MonoFeatures().at("lib-0880");
+  grpc::ClientContext context;
+  auto call = stub_->ScoreStreams(&context);
+  std::map<uint64_t, Collected> got;
+  std::thread reader = Reader(call.get(), &got);
+  v1::ScoreStreamsRequest message;
+  for (uint64_t tag = 1; tag <= 2; ++tag) {
+    *Add(&message, tag)->mutable_request()->mutable_config() =
+        StreamConfigFor("draining-" + std::to_string(tag), 10);
+    AddFeatures(&message, tag, feats, 0, 20);
+  }
+  ASSERT_TRUE(call->Write(message));
+  ASSERT_TRUE(WaitFor([&] { return windows_ == 4; }));
+  EXPECT_TRUE(server_->Drain(absl::Seconds(5)));
+  reader.join();
+  // The call itself ends UNAVAILABLE once its streams have (or CANCELLED, where the server's
+  // shutdown, which follows the last stream's end at once, is first).
+  const grpc::StatusCode call_code = call->Finish().error_code();
+  EXPECT_TRUE(call_code == grpc::StatusCode::UNAVAILABLE ||
+              call_code == grpc::StatusCode::CANCELLED)
+      << call_code;
+  for (uint64_t tag = 1; tag <= 2; ++tag) {
+    EXPECT_EQ(got[tag].code, grpc::StatusCode::UNAVAILABLE) << got[tag].message;
+    EXPECT_NE(got[tag].message.find("frame 20"), std::string::npos) << got[tag].message;
+    EXPECT_EQ(got[tag].scores, Rows(OfflineScores(MonoModelPath(), feats), 0, 20));
+  }
+}
+
+TEST_F(ServerStreamMuxTest, AMessageThatDoesNotParseEndsTheCall) {
+  grpc::GenericStub generic(Connect(server_->port()));
+  grpc::ClientContext context;
+  grpc::CompletionQueue cq;
+  auto call = generic.PrepareCall(&context, "/gmmscore.v1.Scorer/ScoreStreams", &cq);
+  void* tag = nullptr;
+  bool ok = false;
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+  // An entry that claims more bytes than the message has.
+  const std::string junk("\x0a\x7f\x08\x01", 4);
+  grpc::Slice slice(junk);
+  grpc::ByteBuffer bytes(&slice, 1);
+  call->Write(bytes, reinterpret_cast<void*>(2));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  grpc::ByteBuffer response;
+  call->Read(&response, reinterpret_cast<void*>(3));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_FALSE(ok);  // no reply: the call ends
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(4));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("ScoreStreams message 1"), std::string::npos)
+      << status.error_message();
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // ScoreStreams' entries read and written around their payloads (proto/stream_mux_wire.h) agree
-// with protobuf's generated classes both ways, and bytes that do not parse are refused.
+// with protobuf's generated classes both ways, whatever slices gRPC received a message in, and
+// bytes that do not parse are refused.
 #include "proto/stream_mux_wire.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,26 @@
 namespace gmmscore::wire {
 namespace {
 
-TEST(StreamMuxWireTest, ReadsWhatProtobufWrites) {
+// bytes as gRPC might hold them: slices of `piece` bytes (the last shorter), with an empty one
+// first when asked.
+grpc::ByteBuffer InSlices(const std::string& bytes, size_t piece, bool empty_first = false) {
+  std::vector<grpc::Slice> slices;
+  if (empty_first) slices.emplace_back();
+  for (size_t at = 0; at < bytes.size(); at += piece)
+    slices.emplace_back(bytes.data() + at, std::min(piece, bytes.size() - at));
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+std::string Join(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  (void)buffer.Dump(&slices);
+  std::string out;
+  for (const grpc::Slice& s : slices)
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return out;
+}
+
+TEST(StreamMuxWireTest, ReadsWhatProtobufWritesInAnySlices) {
   v1::ScoreStreamsRequest message;
   v1::StreamRequest* a = message.add_requests();
   a->set_tag(uint64_t(1) << 40);
@@ -20,20 +40,23 @@ TEST(StreamMuxWireTest, ReadsWhatProtobufWrites) {
   b->set_writes_done(true);
   message.add_requests()->set_cancel(true);
   const std::string bytes = message.SerializeAsString();
-  auto entries = ReadStreamsRequest(bytes);
-  ASSERT_TRUE(entries.ok()) << entries.status();
-  ASSERT_EQ(entries->size(), 3u);
-  EXPECT_EQ((*entries)[0].tag, uint64_t(1) << 40);
-  EXPECT_TRUE((*entries)[0].has_request);
-  EXPECT_TRUE(HoldsStreamConfig((*entries)[0].request));
-  EXPECT_EQ((*entries)[0].request, a->request().SerializeAsString());
-  EXPECT_EQ((*entries)[1].tag, 3u);
-  EXPECT_FALSE(HoldsStreamConfig((*entries)[1].request));
-  EXPECT_TRUE((*entries)[1].writes_done);
-  EXPECT_FALSE((*entries)[1].cancel);
-  EXPECT_EQ((*entries)[2].tag, 0u);
-  EXPECT_FALSE((*entries)[2].has_request);
-  EXPECT_TRUE((*entries)[2].cancel);
+  for (size_t piece : {size_t(1), size_t(7), size_t(64), bytes.size()}) {
+    auto entries = ReadStreamsRequest(InSlices(bytes, piece, piece == 7));
+    ASSERT_TRUE(entries.ok()) << entries.status();
+    ASSERT_EQ(entries->size(), 3u);
+    EXPECT_EQ((*entries)[0].tag, uint64_t(1) << 40);
+    EXPECT_TRUE((*entries)[0].has_request);
+    EXPECT_TRUE((*entries)[0].holds_config);
+    EXPECT_EQ(Join((*entries)[0].request), a->request().SerializeAsString());
+    EXPECT_EQ((*entries)[1].tag, 3u);
+    EXPECT_FALSE((*entries)[1].holds_config);
+    EXPECT_EQ(Join((*entries)[1].request), b->request().SerializeAsString()) << piece;
+    EXPECT_TRUE((*entries)[1].writes_done);
+    EXPECT_FALSE((*entries)[1].cancel);
+    EXPECT_EQ((*entries)[2].tag, 0u);
+    EXPECT_FALSE((*entries)[2].has_request);
+    EXPECT_TRUE((*entries)[2].cancel);
+  }
 }
 
 TEST(StreamMuxWireTest, WritesWhatProtobufReads) {
@@ -70,13 +93,14 @@ TEST(StreamMuxWireTest, WritesWhatProtobufReads) {
   EXPECT_EQ(out.replies(1).status().code(), -1);
   EXPECT_EQ(out.replies(2).status().code(), 3);
   EXPECT_EQ(out.replies(2).status().message(), "stream 'x': bad");
-  auto views = ReadStreamsResponse(replies);
+  auto views = ReadStreamsResponse(InSlices(replies, 8192));
   ASSERT_TRUE(views.ok()) << views.status();
   ASSERT_EQ(views->size(), 3u);
   EXPECT_TRUE((*views)[0].has_response);
-  EXPECT_EQ((*views)[0].response, body);
+  EXPECT_EQ(Join((*views)[0].response), body);
   EXPECT_TRUE((*views)[1].has_status);
   EXPECT_EQ((*views)[1].code, -1);
+  EXPECT_EQ((*views)[1].message, "negative");
   EXPECT_EQ((*views)[2].message, "stream 'x': bad");
 }
 
@@ -87,14 +111,20 @@ TEST(StreamMuxWireTest, RefusesBytesThatDoNotParse) {
   a->mutable_request()->mutable_features()->set_data(std::string(100, 'x'));
   const std::string bytes = message.SerializeAsString();
   for (size_t cut = 1; cut < bytes.size(); ++cut) {
-    EXPECT_FALSE(ReadStreamsRequest(bytes.substr(0, cut)).ok()) << cut;
+    EXPECT_FALSE(ReadStreamsRequest(InSlices(bytes.substr(0, cut), 5)).ok()) << cut;
   }
-  auto garbage = ReadStreamsRequest(std::string("\x0a\xff\xff\xff\xff\x0f", 6));
-  ASSERT_FALSE(garbage.ok());
-  EXPECT_EQ(garbage.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(garbage.status().message().find("from byte 0"), std::string::npos) << garbage.status();
-  EXPECT_FALSE(ReadStreamsResponse(std::string("\x0a\x05\x08", 3)).ok());
-  EXPECT_TRUE(ReadStreamsRequest("").ok());  // no entries
+  // An entry claiming 2^35 bytes; a varint of 11 bytes; a group; field number 0.
+  for (const std::string& bad : {std::string("\x0a\xff\xff\xff\xff\x7f", 6),
+                                 std::string("\x08") + std::string(10, '\xff') + "\x01",
+                                 std::string("\x0b\x0c", 2), std::string("\x02\x00", 2)}) {
+    auto refused = ReadStreamsRequest(InSlices(bad, 3));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("from byte 0"), std::string::npos)
+        << refused.status();
+  }
+  EXPECT_FALSE(ReadStreamsResponse(InSlices(std::string("\x0a\x05\x08", 3), 2)).ok());
+  EXPECT_TRUE(ReadStreamsRequest(grpc::ByteBuffer()).ok());  // no entries
 }
 
 }  // namespace

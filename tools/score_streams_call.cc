@@ -185,36 +185,30 @@ void ScoreStreamsCall::OnReadDone(bool ok) {
       EndAll(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the ScoreStreams call ended"),
              &reactions);
     } else {
-      std::vector<grpc::Slice> slices;
-      std::string joined;
-      if (read_buffer_.Dump(&slices).ok()) {
-        for (const grpc::Slice& slice : slices)
-          joined.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-      }
+      auto replies = wire::ReadStreamsResponse(read_buffer_);
       read_buffer_.Clear();
-      auto replies = wire::ReadStreamsResponse(joined);
       if (!replies.ok()) {
         EndAll(grpc::Status(grpc::StatusCode::DATA_LOSS, std::string(replies.status().message())),
                &reactions);
         call_.TryCancel();
       } else {
-        for (const wire::StreamReplyView& reply : *replies) {
+        for (wire::StreamReplyView& reply : *replies) {
           auto it = streams_.find(reply.tag);
           if (it == streams_.end() || it->second->has_status) continue;
           const std::shared_ptr<State>& s = it->second;
           if (reply.has_response) {
-            grpc::Slice slice(reply.response.data(), reply.response.size());
+            // The response's bytes stay in the slices gRPC read them into.
             if (s->read_into != nullptr) {
-              *s->read_into = grpc::ByteBuffer(&slice, 1);
+              s->read_into->Swap(&reply.response);
               s->read_into = nullptr;
               --s->pending;
               reactions.push_back([r = s->reactor] { r->OnReadDone(true); });
             } else {
-              s->unread.emplace_back(&slice, 1);
+              s->unread.emplace_back().Swap(&reply.response);
             }
           } else if (reply.has_status) {
             s->has_status = true;
-            s->status = grpc::Status(grpc::StatusCode(reply.code), std::string(reply.message));
+            s->status = grpc::Status(grpc::StatusCode(reply.code), reply.message);
             if (s->read_into != nullptr && s->unread.empty()) {
               s->read_into = nullptr;
               --s->pending;

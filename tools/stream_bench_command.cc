@@ -7,7 +7,8 @@
 // Thousands of streams: each an asynchronous gRPC call (async_score_call.h: no thread of its own,
 // its reactions on a few completion-queue threads); a few pacer threads hand every stream its
 // chunks on schedule, and the streams are spread over several channels, each its own TCP
-// connection.
+// connection. With --streams-per-call N the streams go N to a ScoreStreams call
+// (score_streams_call.h), a pacer handing over every stream due at once in one message.
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 #include <sys/resource.h>

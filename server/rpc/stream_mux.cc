@@ -288,21 +288,9 @@ void StreamMux::HandleMessage() {
     std::lock_guard lock(mu_);
     read_in_flight_ = false;
     ++messages_read_;
-    std::vector<grpc::Slice> slices;
-    std::string joined;
-    std::string_view message;
-    if (read_buffer_.Dump(&slices).ok()) {
-      if (slices.size() == 1) {
-        message = {reinterpret_cast<const char*>(slices[0].begin()), slices[0].size()};
-      } else {
-        for (const grpc::Slice& slice : slices)
-          joined.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-        message = joined;
-      }
-    }
-    read_buffer_.Clear();
     absl::StatusOr<std::vector<wire::StreamRequestView>> entries =
-        wire::ReadStreamsRequest(message);
+        wire::ReadStreamsRequest(read_buffer_);
+    read_buffer_.Clear();
     if (!entries.ok()) {
       FailCall(grpc::Status(
           grpc::StatusCode::INVALID_ARGUMENT,
@@ -310,12 +298,12 @@ void StreamMux::HandleMessage() {
       return;
     }
     if (over_) return;
-    for (const wire::StreamRequestView& e : *entries) {
+    for (wire::StreamRequestView& e : *entries) {
       std::shared_ptr<Stream> s;
       if (auto it = streams_.find(e.tag);
           it != streams_.end() && !it->second->ended && !it->second->finish_called) {
         s = it->second;
-      } else if (e.has_request && !e.cancel && wire::HoldsStreamConfig(e.request)) {
+      } else if (e.has_request && !e.cancel && e.holds_config) {
         // A new stream (under a tag that is free, or whose stream has ended).
         s = std::make_shared<Stream>(e.tag);
         streams_[e.tag] = s;
@@ -328,13 +316,13 @@ void StreamMux::HandleMessage() {
         continue;
       }
       if (e.has_request) {
-        grpc::Slice slice(e.request.data(), e.request.size());
+        // The request's bytes stay in the slices gRPC read them into.
         if (s->read_into != nullptr) {
-          *s->read_into = grpc::ByteBuffer(&slice, 1);
+          s->read_into->Swap(&e.request);
           s->read_into = nullptr;
           Queue(s, Event::Kind::kRead, true);
         } else {
-          s->unread.emplace_back(&slice, 1);
+          s->unread.emplace_back().Swap(&e.request);
           if (int(s->unread.size()) == kMaxUnreadRequests) ++streams_over_limit_;
         }
       }
@@ -401,13 +389,17 @@ void StreamMux::Drain() {
     draining_ = false;
   }
   // What the call does next: read while no stream has too many requests waiting; finish once the
-  // client is done with the call (or it failed) and every stream on it has ended.
+  // client is done with the call (or it failed, or the server is draining: then UNAVAILABLE, as
+  // a Score call gets) and every stream on it has ended.
+  const bool idle = streams_.empty() && events_.empty() && !write_in_flight_ && queued_.empty();
+  if (idle && status_.ok() && !read_done_ && !over_ && services_.tracker->draining()) {
+    status_ = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                           "the server is draining and takes no new streams");
+  }
   const bool read =
       !read_in_flight_ && !read_done_ && !over_ && status_.ok() && streams_over_limit_ == 0;
   if (read) read_in_flight_ = true;
-  const bool finish = !finish_called_ && streams_.empty() && events_.empty() &&
-                      (read_done_ || over_ || !status_.ok()) && !write_in_flight_ &&
-                      queued_.empty();
+  const bool finish = !finish_called_ && idle && (read_done_ || over_ || !status_.ok());
   if (finish) finish_called_ = true;
   const grpc::Status status = status_;
   lock.unlock();

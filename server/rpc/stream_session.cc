@@ -66,6 +66,11 @@ bool SessionTracker::WaitUntilEmpty(Clock::time_point deadline) {
   return empty_.wait_until(lock, deadline, [this] { return sessions_.empty(); });
 }
 
+bool SessionTracker::draining() {
+  std::lock_guard lock(mu_);
+  return draining_;
+}
+
 int32_t SessionTracker::size() {
   std::lock_guard lock(mu_);
   return int32_t(sessions_.size());

@@ -68,6 +68,7 @@ class SessionTracker {
   std::vector<std::shared_ptr<StreamSession>> BeginDrain();
   // True when every stream ended before the deadline.
   bool WaitUntilEmpty(Clock::time_point deadline);
+  bool draining();
   int32_t size();
 
  private:
