@@ -1,7 +1,8 @@
 // gmmscored with --backend cuda, in-process on a loopback port: concurrent streams scored on the
 // GPU lanes (windows of many streams batched, two batches in flight per lane, windows put back in
-// order, max and log-add fused on the device, select by each stream) against offline CPU scoring
-// within the float32 tolerance of both. Skips, with the reason, where no CUDA device is present.
+// order, max and log-add fused on the device, select by each stream; 16-bit rows encoded on the
+// device, on Score calls and on a ScoreStreams call) against offline CPU scoring within the
+// float32 tolerance of both. Skips, with the reason, where no CUDA device is present.
 #include <cuda_runtime_api.h>
 
 #include <atomic>
@@ -10,8 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/model_io.h"
+#include "gmmscore/v1/scorer.grpc.pb.h"
 #include "model/fusion.h"
 #include "model/random_model.h"
+#include "proto/wire_codec.h"
 #include "tests/server_test_util.h"
 
 namespace gmmscore::testing {
@@ -150,6 +153,33 @@ TEST_F(ServerCudaTest, ConcurrentStreamsOfEachFusionMatchOfflineScores) {
 
 // FLOAT16 and RELATIVE16 streams are encoded on the GPU where their scores are made (one model,
 // and two fused): decoded, they are the offline scores within each encoding's promise.
+// How far a 16-bit stream's decoded scores are beyond the encoding's promise (half a binary16
+// step at the value's magnitude, or RELATIVE16's 1/512 nat) from the offline scores; RELATIVE16's
+// saturated states (over 250 nats below the best) are checked to be that far.
+double WorstBeyondPromise(v1::StreamConfig::Encoding encoding, const Matrix& expected,
+                          const Matrix& streamed) {
+  EXPECT_EQ(streamed.rows, expected.rows);
+  EXPECT_EQ(streamed.cols, expected.cols);
+  if (streamed.rows != expected.rows || streamed.cols != expected.cols) return INFINITY;
+  double worst = 0.0;
+  for (int32_t t = 0; t < expected.rows; ++t) {
+    const float* want = expected.row(t);
+    const float best = *std::max_element(want, want + expected.cols);
+    for (int32_t j = 0; j < expected.cols; ++j) {
+      const double got = streamed.at(t, j);
+      if (encoding == v1::StreamConfig::RELATIVE16 && best - want[j] > 250.0f) {
+        EXPECT_LE(got, best - 250.0 + kTolerance) << "saturated, frame " << t;
+        continue;
+      }
+      const double promise = encoding == v1::StreamConfig::FLOAT16
+                                 ? std::ldexp(1.0, std::ilogb(want[j]) - 11)
+                                 : 1.0 / 512;
+      worst = std::max(worst, std::abs(got - double(want[j])) - promise);
+    }
+  }
+  return worst;
+}
+
 TEST_F(ServerCudaTest, SixteenBitStreamsEncodedOnTheDeviceDecodeToTheOfflineScores) {
   int checked = 0;
   for (const bool two_models : {false, true}) {
@@ -161,30 +191,93 @@ TEST_F(ServerCudaTest, SixteenBitStreamsEncodedOnTheDeviceDecodeToTheOfflineScor
       ASSERT_NO_FATAL_FAILURE(ExpectMaxOfModels(feats, two_models, &config, &expected));
       auto streamed = StreamScores(channel_, config, feats, 7);
       ASSERT_TRUE(streamed.ok()) << streamed.status();
-      ASSERT_EQ(streamed->rows, expected.rows);
-      ASSERT_EQ(streamed->cols, expected.cols);
-      double worst = 0.0;
-      for (int32_t t = 0; t < expected.rows; ++t) {
-        const float* want = expected.row(t);
-        const float best = *std::max_element(want, want + expected.cols);
-        for (int32_t j = 0; j < expected.cols; ++j) {
-          const double got = streamed->at(t, j);
-          if (encoding == v1::StreamConfig::RELATIVE16 && best - want[j] > 250.0f) {
-            EXPECT_LE(got, best - 250.0 + kTolerance) << "saturated, frame " << t;
-            continue;
-          }
-          // Half a binary16 step at the value's magnitude, or RELATIVE16's 1/512 nat.
-          const double promise = encoding == v1::StreamConfig::FLOAT16
-                                     ? std::ldexp(1.0, std::ilogb(want[j]) - 11)
-                                     : 1.0 / 512;
-          worst = std::max(worst, std::abs(got - double(want[j])) - promise);
-        }
-      }
-      EXPECT_LE(worst, kTolerance) << "two models " << two_models << ", encoding " << encoding;
+      EXPECT_LE(WorstBeyondPromise(encoding, expected, *streamed), kTolerance)
+          << "two models " << two_models << ", encoding " << encoding;
       ++checked;
     }
   }
   EXPECT_EQ(checked, 4);
+}
+
+// The same rows, which the device encoded and the server sends without copying them, on one
+// ScoreStreams call: eight streams (both 16-bit encodings, one model and two fused) whose chunks
+// share messages, their windows the server's.
+TEST_F(ServerCudaTest, ScoreStreamsCarryTheRowsTheDeviceEncoded) {
+  auto stub = v1::Scorer::NewStub(channel_);
+  grpc::ClientContext context;
+  auto call = stub->ScoreStreams(&context);
+  struct Stream {
+    v1::StreamConfig::Encoding encoding;
+    Matrix feats, expected, got;
+    int32_t statuses = 0;
+    grpc::StatusCode code = grpc::StatusCode::OK;
+  };
+  std::vector<Stream> streams(8);
+  v1::ScoreStreamsRequest first;
+  for (size_t i = 0; i < streams.size(); ++i) {
+    Stream& s = streams[i];
+    s.encoding = i % 2 == 0 ? v1::StreamConfig::RELATIVE16 : v1::StreamConfig::FLOAT16;
+    s.feats = RandomFeatures(31 + int32_t(i) * 5, kDim, 0.0f, 3.0f, 40u + uint32_t(i));
+    v1::StreamConfig config = StreamConfigFor(absl::StrCat("mux", i), 10, "a", kDim);
+    config.set_encoding(s.encoding);
+    config.set_max_latency_ms(10000);
+    ASSERT_NO_FATAL_FAILURE(ExpectMaxOfModels(s.feats, i % 4 >= 2, &config, &s.expected));
+    v1::StreamRequest* e = first.add_requests();
+    e->set_tag(i);
+    *e->mutable_request()->mutable_config() = config;
+  }
+  ASSERT_TRUE(call->Write(first));
+  std::thread reader([&] {
+    v1::ScoreStreamsResponse response;
+    while (call->Read(&response)) {
+      for (const v1::StreamReply& reply : response.replies()) {
+        Stream& s = streams.at(reply.tag());
+        if (reply.has_status()) {
+          ++s.statuses;
+          s.code = grpc::StatusCode(reply.status().code());
+          continue;
+        }
+        client::ScoreWindow w;
+        const absl::Status decoded = client::DecodeResponse(reply.response(), {}, &w);
+        EXPECT_TRUE(decoded.ok()) << decoded;
+        s.got.cols = w.scores.cols;
+        s.got.rows += w.scores.rows;
+        s.got.data.insert(s.got.data.end(), w.scores.data.begin(), w.scores.data.end());
+      }
+    }
+  });
+  // Chunks of 7 frames, every stream's next in each message, then End and the half-close.
+  for (int32_t sent = 0;; sent += 7) {
+    v1::ScoreStreamsRequest message;
+    for (size_t i = 0; i < streams.size(); ++i) {
+      const Matrix& feats = streams[i].feats;
+      if (sent >= feats.rows) continue;
+      const int32_t n = std::min(7, feats.rows - sent);
+      v1::StreamRequest* e = message.add_requests();
+      e->set_tag(i);
+      e->mutable_request()->mutable_features()->set_first_frame(sent);
+      wire::AppendFloat32({feats.row(sent), size_t(n) * kDim},
+                          e->mutable_request()->mutable_features()->mutable_data());
+      if (sent + n == feats.rows) {
+        v1::StreamRequest* end = message.add_requests();
+        end->set_tag(i);
+        end->mutable_request()->mutable_end();
+        end->set_writes_done(true);
+      }
+    }
+    if (message.requests_size() == 0) break;
+    ASSERT_TRUE(call->Write(message));
+  }
+  call->WritesDone();
+  reader.join();
+  const grpc::Status status = call->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const Stream& s = streams[i];
+    EXPECT_EQ(s.statuses, 1) << "stream " << i;
+    EXPECT_EQ(s.code, grpc::StatusCode::OK) << "stream " << i;
+    EXPECT_LE(WorstBeyondPromise(s.encoding, s.expected, s.got), kTolerance) << "stream " << i;
+  }
 }
 
 // BEAM_SPARSE streams have their states within the beam selected on the GPU (one model, and two
