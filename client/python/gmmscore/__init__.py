@@ -20,6 +20,13 @@ speaker (``client.adapt_model``, the admin token needed), e.g. to the windows' b
     client.adapt_model("mono", "mono-spk1", [gmmscore.AdaptUtterance(
         from_stream="call-17", pdfs=np.concatenate([w.best_state for w in windows]))])
 
+Many streams on one call (ScoreStreams: far less gRPC work per window for a backend that runs
+hundreds)::
+
+    with client.stream_group() as group:
+        streams = [group.stream("mono", stream_id=f"caller-{i}") for i in range(300)]
+        ...                                       # each a ScoreStream in all but its transport
+
 gmmscore.aio.Client is the same for asyncio. Errors are GmmscoreError (with the gRPC status
 code); inputs of the wrong dtype or shape raise ValueError before anything is sent.
 """
@@ -27,6 +34,7 @@ code); inputs of the wrong dtype or shape raise ValueError before anything is se
 from ._types import (AdaptUtterance, AlignResult, AudioSpec, GmmscoreError, ModelInfo, ModelVersion,
                      ScoredWindow, SparseScores)
 from .client import Client
+from .group import GroupStream, StreamGroup
 from .stream import ScoreStream
 
 __version__ = "0.1.0"
@@ -37,10 +45,12 @@ __all__ = [
     "AudioSpec",
     "Client",
     "GmmscoreError",
+    "GroupStream",
     "ModelInfo",
     "ModelVersion",
     "ScoreStream",
     "ScoredWindow",
     "SparseScores",
+    "StreamGroup",
     "__version__",
 ]

@@ -78,6 +78,12 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("_", "-")
 
 
+# Client.stream's StreamConfig options and their defaults (StreamGroup.stream takes the same).
+STREAM_DEFAULTS = dict(window=10, encoding="relative16", beam=None, max_states=0, fusion="max",
+                       weights=None, select_window=0, max_latency_ms=0, state_subset=None,
+                       dim=None, audio=None, stream_id="", keep_frames=0)
+
+
 def stream_config(
     models: Union[str, Sequence[str]],
     *,
@@ -200,6 +206,14 @@ def config_request(config: StreamConfig) -> scorer_pb2.ScoreRequest:
 
 def end_request() -> scorer_pb2.ScoreRequest:
     return scorer_pb2.ScoreRequest(end=scorer_pb2.End())
+
+
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def status_code(number: int) -> grpc.StatusCode:
+    """A status code as the wire carries it (StreamStatus.code)."""
+    return _STATUS_CODES.get(number, grpc.StatusCode.UNKNOWN)
 
 
 def stream_ended(final: Optional[GmmscoreError]) -> GmmscoreError:

@@ -10,6 +10,7 @@ import numpy as np
 from . import _wire
 from ._stubs import model_admin_pb2, model_admin_pb2_grpc, scorer_pb2_grpc
 from ._types import AdaptUtterance, AlignResult, AudioSpec, GmmscoreError, ModelInfo
+from .group import StreamGroup
 from .stream import ScoreStream
 
 T = TypeVar("T")
@@ -100,6 +101,13 @@ class Client:
             max_latency_ms=max_latency_ms, state_subset=state_subset, dim=dim, audio=audio,
             stream_id=stream_id, keep_frames=keep_frames)
         return ScoreStream(self._scorer, config, chunk_frames=chunk_frames, timeout=timeout,
+                           model_dim=lambda name: self.get_model(name).dim)
+
+    def stream_group(self, *, timeout: Optional[float] = None) -> StreamGroup:
+        """Opens a ScoreStreams call: many streams on one call (group.stream(models, ...) takes
+        Client.stream's options), for a backend that runs hundreds at once. timeout: for the
+        whole call."""
+        return StreamGroup(self._scorer, timeout=timeout,
                            model_dim=lambda name: self.get_model(name).dim)
 
     def score(self, models: Union[str, Sequence[str]], frames: np.ndarray,

@@ -386,6 +386,83 @@ class FeatureStreamTest(ServerTestCase):
         self.assertEqual(caught.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
 
 
+class StreamGroupTest(ServerTestCase):
+    """Many streams on one ScoreStreams call, each as a stream of its own would be."""
+
+    feats: Dict[str, np.ndarray]
+    offline: Dict[str, np.ndarray]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.feats = read_kaldi_matrices(os.path.join(cls.data, "feats.ark"))
+
+    def setUp(self) -> None:
+        super().setUp()
+        if not hasattr(type(self), "offline"):
+            type(self).offline = self.offline_scores(f"ark:{os.path.join(self.data, 'feats.ark')}")
+
+    def test_streams_on_one_call_equal_offline_scores(self) -> None:
+        keys = sorted(self.feats)
+        with self.client.stream_group() as group:
+            streams = {key: group.stream("mono", encoding="float32", window=3 + i, stream_id=key,
+                                         chunk_frames=7)
+                       for i, key in enumerate(keys)}
+            # Interleaved pushes from one thread, in uneven pieces; every stream read after.
+            pieces = {key: np.array_split(self.feats[key], [5, 6, 50, 120]) for key in keys}
+            for step in range(5):
+                for key in keys:
+                    streams[key].push_frames(pieces[key][step])
+            for key in keys:
+                streams[key].end()
+            for i, key in enumerate(keys):
+                windows = list(streams[key])
+                self.assertTrue(np.array_equal(np.concatenate([w.scores for w in windows]),
+                                               self.offline[key]), key)
+                self.assertEqual(windows[0].num_frames, 3 + i)
+                self.assertTrue(all(w.stream_id == key for w in windows))
+                self.assertIsNone(streams[key].error)
+
+    def test_a_streams_error_or_cancel_ends_that_stream_alone(self) -> None:
+        key = sorted(self.feats)[0]
+        feats = self.feats[key]
+        with self.client.stream_group() as group:
+            good = group.stream("mono", encoding="relative16", stream_id="good")
+            unknown = group.stream("no-such-model", stream_id="unknown", dim=feats.shape[1])
+            cancelled = group.stream("mono", stream_id="cancelled")
+            good.push_frames(feats[:100])
+            cancelled.push_frames(feats[:100])
+            with self.assertRaises(gmmscore.GmmscoreError) as raised:
+                list(unknown)
+            self.assertEqual(raised.exception.code, grpc.StatusCode.NOT_FOUND)
+            self.assertIn("no-such-model", raised.exception.details)
+            cancelled.cancel()
+            with self.assertRaises(gmmscore.GmmscoreError) as raised:
+                list(cancelled)
+            self.assertEqual(raised.exception.code, grpc.StatusCode.CANCELLED)
+            good.push_frames(feats[100:])
+            good.end()
+            scores, offline = good.collect(), self.offline[key]
+            near = offline.max(axis=1, keepdims=True) - offline < 250  # RELATIVE16 saturates past
+            self.assertLessEqual(float(np.abs(scores - offline)[near].max()), 1 / 512 + 1e-4)
+            # A new stream after those ended, on the same call.
+            again = group.stream("mono", encoding="float32", stream_id="again")
+            again.push_frames(feats)
+            again.end()
+            self.assertTrue(np.array_equal(again.collect(), self.offline[key]))
+
+    def test_closing_the_group_ends_its_open_streams(self) -> None:
+        key = sorted(self.feats)[1]
+        group = self.client.stream_group()
+        stream = group.stream("mono", encoding="float32", stream_id="open", window=10)
+        stream.push_frames(self.feats[key])
+        group.close()  # the call's half-close half-closes the stream: its last window comes
+        self.assertTrue(stream.wait(5))
+        self.assertTrue(np.array_equal(stream.collect(), self.offline[key]))
+        with self.assertRaises(gmmscore.GmmscoreError):
+            group.stream("mono")
+
+
 class AdminAndHealthTest(ServerTestCase):
     def test_health_and_list_models(self) -> None:
         self.assertTrue(self.client.health())
