@@ -27,8 +27,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
-#include <string>
 #include <vector>
 
 #include "server/rpc/async_bidi_call.h"
@@ -93,8 +91,8 @@ class StreamMux final : public AsyncBidiReactor,
   // The call failed or was cancelled: every stream ends.
   void FailCall(const grpc::Status& status);
 
-  // Without mu_: deliver the queued reactions, then start what the call may do next (a read,
-  // a write, its Finish).
+  // Without mu_: deliver the queued reactions, then start what the call may do next (its next
+  // read, or its Finish); Flush starts the writes.
   void Drain();
   void Defer();  // Flush now, or as the thread's FlushScope closes
   void HandleMessage();
