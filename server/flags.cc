@@ -104,7 +104,8 @@ ABSL_FLAG(int32_t, stream_threads, Defaults().stream_threads,
           "threads (each with a gRPC completion queue of its own) that run the Score streams' "
           "reads, writes and reactions; 0: one per hardware thread");
 ABSL_FLAG(absl::Duration, idle_timeout, Defaults().stream.idle_timeout,
-          "a stream with nothing read or written this long ends with DEADLINE_EXCEEDED; 0: none");
+          "a stream with nothing read or written this long (and no scores owed to it) ends with "
+          "DEADLINE_EXCEEDED; 0: none");
 ABSL_FLAG(absl::Duration, max_stream_duration, Defaults().stream.max_stream_duration,
           "a stream open this long ends with DEADLINE_EXCEEDED; 0: none");
 ABSL_FLAG(absl::Duration, drain_timeout, Defaults().drain_timeout,

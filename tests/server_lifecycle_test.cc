@@ -29,6 +29,7 @@ class ServerLifecycleTest : public ::testing::Test {
   double Failures(server::FailureReason reason) { return server_->metrics().failures(reason); }
   double Buffered() { return server_->metrics().buffered_bytes.Value(); }
   double FramesReceived() { return server_->metrics().frames_received("mono").Value(); }
+  double FramesScored() { return server_->metrics().frames_scored("mono").Value(); }
   // A channel whose receive window stays at gRPC's initial 64 KiB (no BDP probing), so that a
   // client that does not read fills it soon and the server's writes stop.
   std::shared_ptr<grpc::Channel> SmallWindowChannel() {
@@ -111,6 +112,97 @@ TEST_F(ServerLifecycleTest, IdleStreamsEndWithDeadlineExceeded) {
   EXPECT_FALSE(silent->Read(&response));
   EXPECT_EQ(silent->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(Failures(server::FailureReason::kIdleTimeout), 2);
+}
+
+// Idle means the client's silence, not the server's: a window waiting in the batcher's queue
+// (here for a second) holds the timeout back, and the stream times out once it was sent.
+TEST_F(ServerLifecycleTest, IdleTimeoutWaitsForWindowsBeingScored) {
+  server::ServerConfig config = LoopbackConfig();
+  config.stream.idle_timeout = absl::Milliseconds(200);
+  config.batcher.max_queue_delay = absl::Seconds(1);
+  Start(config);
+  v1::StreamConfig stream_config = StreamConfigFor("waiting", 10);
+  stream_config.set_max_latency_ms(5000);
+  auto stream = client::ScoreStream::Open(channel_, stream_config, {});
+  ASSERT_TRUE(stream.ok());
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*stream)->Push(Rows(feats_, 0, 13)).ok());
+  const absl::Status status = (*stream)->Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_EQ((*stream)->NumFramesReady(), 10) << status;
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1s);
+}
+
+// A stream that fails while a response is on its way waits for that write, so that the client
+// reads its responses and then the error itself, not CANCELLED.
+TEST_F(ServerLifecycleTest, AnErrorWaitsForTheWriteInFlight) {
+  server::ServerConfig config = LoopbackConfig();
+  config.stream.idle_timeout = absl::Seconds(20);
+  config.stream.max_stream_windows = 64;  // every window is read, scored and waits to be sent
+  Start(config);
+  auto stub = v1::Scorer::NewStub(SmallWindowChannel());
+  grpc::ClientContext context;
+  auto call = stub->Score(&context);
+  v1::ScoreRequest request;
+  *request.mutable_config() = StreamConfigFor("erring", 100);  // 22 KB per response
+  ASSERT_TRUE(call->Write(request));
+  request.Clear();
+  const Matrix frames = RandomFeatures(100, 39, 0.0f, 5.0f, 1);
+  wire::AppendFloat32(frames.data, request.mutable_features()->mutable_data());
+  constexpr int kWindows = 20;  // more than the client's 64 KiB window holds: a write waits
+  for (int64_t t = 0; t < kWindows * 100; t += 100) {
+    request.mutable_features()->set_first_frame(t);
+    ASSERT_TRUE(call->Write(request));
+  }
+  ASSERT_TRUE(WaitFor([&] { return FramesScored() == kWindows * 100; }));
+  ASSERT_TRUE(WaitFor([&] { return server_->metrics().windows_sent.Value() > 0; }));
+  std::this_thread::sleep_for(200ms);                  // until a write waits for the client
+  request.mutable_features()->set_first_frame(12345);  // not the next frame
+  ASSERT_TRUE(call->Write(request));
+  ASSERT_TRUE(WaitFor([&] { return Failures(server::FailureReason::kInvalidArgument) == 1; }));
+  std::this_thread::sleep_for(200ms);  // the server does not give up on the write
+  int responses = 0;
+  v1::ScoreResponse response;
+  while (call->Read(&response)) ++responses;
+  const grpc::Status status = call->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << status.error_code() << " " << status.error_message();
+  EXPECT_GE(responses, 1);
+  EXPECT_LT(responses, kWindows);
+}
+
+// The same error with a client that never reads: the write in flight is cancelled after the
+// idle timeout.
+TEST_F(ServerLifecycleTest, AnErrorCancelsAWriteStuckForTheIdleTimeout) {
+  server::ServerConfig config = LoopbackConfig();
+  config.stream.idle_timeout = absl::Milliseconds(500);
+  config.stream.max_stream_windows = 64;
+  Start(config);
+  auto stub = v1::Scorer::NewStub(SmallWindowChannel());
+  grpc::ClientContext context;
+  auto call = stub->Score(&context);
+  v1::ScoreRequest request;
+  *request.mutable_config() = StreamConfigFor("stuck-erring", 100);
+  ASSERT_TRUE(call->Write(request));
+  request.Clear();
+  const Matrix frames = RandomFeatures(100, 39, 0.0f, 5.0f, 1);
+  wire::AppendFloat32(frames.data, request.mutable_features()->mutable_data());
+  for (int64_t t = 0; t < 2000; t += 100) {
+    request.mutable_features()->set_first_frame(t);
+    ASSERT_TRUE(call->Write(request));
+  }
+  ASSERT_TRUE(WaitFor([&] { return FramesScored() == 2000; }));
+  ASSERT_TRUE(WaitFor([&] { return server_->metrics().windows_sent.Value() > 0; }));
+  std::this_thread::sleep_for(200ms);
+  request.mutable_features()->set_first_frame(12345);
+  ASSERT_TRUE(call->Write(request));
+  ASSERT_TRUE(WaitFor([&] { return server_->open_streams() == 0; }, 10s));
+  EXPECT_EQ(Failures(server::FailureReason::kInvalidArgument), 1);
+  EXPECT_EQ(Failures(server::FailureReason::kIdleTimeout), 0);
+  v1::ScoreResponse response;
+  while (call->Read(&response)) {
+  }
+  EXPECT_EQ(call->Finish().error_code(), grpc::StatusCode::CANCELLED);
 }
 
 // An idle stream whose client also stopped reading has a write that never completes: the

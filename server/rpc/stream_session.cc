@@ -189,10 +189,14 @@ void StreamSession::Pump(std::unique_lock<std::mutex> lock) {
 StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
   Actions a;
   if (finish_called_) return a;
+  // The client waits on the server, not the other way round, while a window is being scored, or
+  // one waits to be written with no write in flight (a write starts below).
+  const int32_t scoring = windows_out_ - int32_t(outbound_.size()) - (write_in_flight_ ? 1 : 0);
+  const bool owing = scoring > 0 || (!write_in_flight_ && !outbound_.empty());
+  const Clock::duration idle = ToClock(limits_.idle_timeout);
   if (error_.ok() && !draining_) {
-    const Clock::duration idle = ToClock(limits_.idle_timeout);
     const Clock::duration longest = ToClock(limits_.max_stream_duration);
-    if (idle > Clock::duration::zero() && now - last_activity_ >= idle) {
+    if (idle > Clock::duration::zero() && !owing && now - last_activity_ >= idle) {
       Fail(absl::StatusCode::kDeadlineExceeded, FailureReason::kIdleTimeout,
            absl::StrCat("nothing read or written for ", absl::FormatDuration(limits_.idle_timeout),
                         " (--idle-timeout)"));
@@ -201,14 +205,24 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
            absl::StrCat("open longer than ", absl::FormatDuration(limits_.max_stream_duration),
                         " (--max-stream-duration)"));
     }
-    // A write the client never drains would hold the final status back for good.
-    if (!error_.ok() && write_in_flight_) a.cancel = true;
   }
   if (!error_.ok()) {
     if (!write_in_flight_ && starting_ == 0) {
       finish_called_ = true;
       a.finish =
           grpc::Status(static_cast<grpc::StatusCode>(error_.code()), std::string(error_.message()));
+    } else if (write_in_flight_) {
+      // The status waits for the write in flight, which a reading client completes soon; one the
+      // client does not drain would hold it back for good, so a write in flight longer than the
+      // idle timeout (a second when there is none) is cancelled.
+      const Clock::time_point stuck =
+          writing_.handed + (idle > Clock::duration::zero() ? idle : std::chrono::seconds(1));
+      if (now >= stuck) {
+        a.cancel = true;
+      } else if (stuck < timer_at_) {
+        timer_at_ = stuck;
+        a.timer = stuck;
+      }
     }
     return a;
   }
@@ -234,6 +248,7 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
     write_in_flight_ = true;
     a.write = true;
     writing_.handed = now;
+    last_activity_ = now;
     write_buffer_ = SerializeResponse(&writing_.response, std::move(writing_.scores));
     services_.metrics->before_write_seconds.Observe(
         std::chrono::duration<double>(now - writing_.ready).count());
@@ -257,9 +272,7 @@ StreamSession::Actions StreamSession::Decide(Clock::time_point now) {
   // Wake up for the partial window's deadline, the idle timeout or the maximum duration.
   Clock::time_point next = Clock::time_point::max();
   if (PendingFrames() > 0) next = cutter_->oldest_arrival() + setup_->max_latency;
-  if (limits_.idle_timeout > absl::ZeroDuration()) {
-    next = std::min(next, last_activity_ + ToClock(limits_.idle_timeout));
-  }
+  if (idle > Clock::duration::zero() && !owing) next = std::min(next, last_activity_ + idle);
   if (limits_.max_stream_duration > absl::ZeroDuration()) {
     next = std::min(next, started_ + ToClock(limits_.max_stream_duration));
   }
