@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # The audio front end (feat/): FFTs and WAVE decoding.
   libfftw3-dev libsndfile1-dev
+  # gmmscored's allocator (server/CMakeLists.txt).
+  libgoogle-perftools-dev
   # The speed-perturbed kaldi-mono utterances are made by sox in their wav.scp pipes.
   sox
   # scripts/check_deploy.sh (CTest deploy_check): promtool and YAML parsing.
