@@ -15,8 +15,7 @@ before reading never stalls.
 from __future__ import annotations
 
 import asyncio
-from typing import (Any, AsyncIterator, Awaitable, Callable, Iterator, List, Optional, Sequence,
-                    Tuple, Union)
+from typing import Any, Awaitable, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import grpc
 import grpc.aio
@@ -24,11 +23,13 @@ import numpy as np
 
 from . import _wire
 from ._stubs import model_admin_pb2, model_admin_pb2_grpc, scorer_pb2, scorer_pb2_grpc
-from ._stream_state import Finished, StreamState
-from ._types import AdaptUtterance, AlignResult, AudioSpec, GmmscoreError, ModelInfo, ScoredWindow
+from ._async_stream import AsyncStream
+from .aio_group import GroupStream, StreamGroup
+from ._stream_state import Finished
+from ._types import AdaptUtterance, AlignResult, AudioSpec, GmmscoreError, ModelInfo
 from .client import ALIGN_TIMEOUT_S, HEALTH_TIMEOUT_S, READ_TIMEOUT_S
 
-__all__ = ["Client", "ScoreStream"]
+__all__ = ["Client", "GroupStream", "ScoreStream", "StreamGroup"]
 
 
 async def _call(awaitable: Awaitable[Any]) -> Any:
@@ -38,56 +39,17 @@ async def _call(awaitable: Awaitable[Any]) -> Any:
         raise GmmscoreError.from_rpc_error(e) from None
 
 
-class ScoreStream(StreamState):
-    """gmmscore.ScoreStream for asyncio: ``await push_frames/push_audio/end``, ``async for``
-    over the windows. Must be made (Client.stream) inside a running event loop."""
+class ScoreStream(AsyncStream):
+    """gmmscore.ScoreStream for asyncio on a Score call of its own (AsyncStream has the
+    methods). Must be made (Client.stream) inside a running event loop."""
 
     def __init__(self, stub: Any, config: scorer_pb2.StreamConfig, *, chunk_frames: int,
                  timeout: Optional[float],
                  model_dim: Callable[[str], Awaitable[int]]) -> None:
-        super().__init__(config, chunk_frames)
-        self._model_dim = model_dim
-        self._windows: "asyncio.Queue[Union[ScoredWindow, Finished]]" = asyncio.Queue()
-        self._lock = asyncio.Lock()  # one sender at a time
+        super().__init__(config, chunk_frames, model_dim)
         self._cancelled = False
         self._call = stub.Score(timeout=timeout)
         self._reader = asyncio.get_running_loop().create_task(self._read())
-
-    async def push_frames(self, frames: np.ndarray) -> None:
-        """As gmmscore.ScoreStream.push_frames."""
-        async with self._lock:
-            requests = self._plan_frames(frames)
-            self._check_open("push_frames", self._reader.done())
-            await self._write_all(requests)
-
-    async def push_audio(self, samples: np.ndarray) -> None:
-        """As gmmscore.ScoreStream.push_audio."""
-        async with self._lock:
-            requests = self._plan_audio(samples)
-            self._check_open("push_audio", self._reader.done())
-            await self._write_all(requests)
-
-    async def end(self) -> None:
-        """Sends End and half-closes. Idempotent."""
-        async with self._lock:
-            if self._ended:
-                return
-            model_dim = None
-            if self._needs_model_dim():
-                try:
-                    model_dim = await self._model_dim(self._config.models[0])
-                except GmmscoreError:
-                    self.cancel()
-                    raise
-            await self._write_all(self._plan_end(model_dim))
-            try:
-                await self._call.done_writing()
-            except (grpc.RpcError, asyncio.InvalidStateError):
-                await self._raise_final()
-            except asyncio.CancelledError:
-                if not self._cancelled:
-                    raise
-                await self._raise_final()
 
     def cancel(self) -> None:
         """Cancels the stream; the iteration then ends with CANCELLED."""
@@ -96,29 +58,11 @@ class ScoreStream(StreamState):
 
     async def close(self) -> None:
         """Cancels the stream if it has not finished, and waits for its reader task."""
-        if not self._reader.done():
-            self.cancel()
+        await super().close()
         await asyncio.gather(self._reader, return_exceptions=True)
 
     async def __aenter__(self) -> "ScoreStream":
         return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    def __aiter__(self) -> AsyncIterator[ScoredWindow]:
-        return self
-
-    async def __anext__(self) -> ScoredWindow:
-        window = self._next_window(await self._windows.get() if self._finished is None else None)
-        if window is None:
-            raise StopAsyncIteration
-        return window
-
-    async def collect(self) -> np.ndarray:
-        """All remaining scores, float32 [frames, width] (after end())."""
-        windows: List[ScoredWindow] = [w async for w in self]
-        return _wire.concatenate(windows)
 
     async def wait(self) -> None:
         """Waits until the stream has finished (windows may still be unread)."""
@@ -126,9 +70,22 @@ class ScoreStream(StreamState):
 
     # -- internals ------------------------------------------------------------------------------
 
-    async def _write_all(self, requests: Iterator[scorer_pb2.ScoreRequest]) -> None:
+    def _has_finished(self) -> bool:
+        return self._reader.done()
+
+    async def _send_all(self, requests: Iterator[scorer_pb2.ScoreRequest]) -> None:
         for request in requests:
             await self._write(request)
+
+    async def _half_close(self) -> None:
+        try:
+            await self._call.done_writing()
+        except (grpc.RpcError, asyncio.InvalidStateError):
+            await self._raise_final()
+        except asyncio.CancelledError:
+            if not self._cancelled:
+                raise
+            await self._raise_final()
 
     async def _write(self, request: scorer_pb2.ScoreRequest) -> None:
         try:
@@ -231,6 +188,15 @@ class Client:
 
         return ScoreStream(self._scorer, config, chunk_frames=chunk_frames, timeout=timeout,
                            model_dim=model_dim)
+
+    def stream_group(self, *, timeout: Optional[float] = None) -> StreamGroup:
+        """As gmmscore.Client.stream_group (not a coroutine: call it inside a running event
+        loop)."""
+
+        async def model_dim(name: str) -> int:
+            return (await self.get_model(name)).dim
+
+        return StreamGroup(self._scorer, timeout=timeout, model_dim=model_dim)
 
     async def score(self, models: Union[str, Sequence[str]], frames: np.ndarray,
                     **stream_options: Any) -> np.ndarray:

@@ -6,15 +6,15 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Union
 
 import grpc
-import numpy as np
 
 from . import _wire
 from ._stubs import scorer_pb2
-from ._stream_state import Finished, StreamState
-from ._types import GmmscoreError, ScoredWindow
+from ._stream_state import Finished
+from ._sync_stream import SyncStream, put_blocking, release_sender
+from ._types import GmmscoreError
 
 _CLOSE = object()  # ends the request iterator: gRPC then half-closes the call
 _SEND_QUEUE = 1024  # stream messages waiting for gRPC's sending thread; pushes block beyond
@@ -91,13 +91,7 @@ class StreamGroup:
     # -- internals ------------------------------------------------------------------------------
 
     def _put(self, item: object) -> None:
-        while not self._done.is_set():
-            try:
-                self._send.put(item, timeout=0.05)
-                return
-            except queue.Full:
-                continue
-        raise _wire.stream_ended(self._final)
+        put_blocking(self._send, item, self._done, lambda: self._final)
 
     def _requests(self) -> Iterator[scorer_pb2.ScoreStreamsRequest]:
         closing = False
@@ -144,16 +138,7 @@ class StreamGroup:
         for stream in left:  # the call ended before their status
             self._finish(stream, error or GmmscoreError(
                 grpc.StatusCode.UNAVAILABLE, "the ScoreStreams call ended before the stream"))
-        # Unblocks gRPC's sending thread if it waits for a request that will never come.
-        while True:
-            try:
-                self._send.put_nowait(_CLOSE)
-                break
-            except queue.Full:
-                try:
-                    self._send.get_nowait()
-                except queue.Empty:
-                    pass
+        release_sender(self._send, _CLOSE)
 
     def _finish(self, stream: "GroupStream", error: Optional[GmmscoreError]) -> None:
         with self._lock:
@@ -164,79 +149,22 @@ class StreamGroup:
         stream._windows.put(Finished(error))
 
 
-class GroupStream(StreamState):
-    """One stream of a StreamGroup: a ScoreStream's pushes, end, cancel, iteration and errors."""
+class GroupStream(SyncStream):
+    """One stream of a StreamGroup: a ScoreStream's pushes, end, cancel, iteration and errors
+    (SyncStream has the methods); cancel() ends this stream alone."""
 
     def __init__(self, group: StreamGroup, tag: int, config: scorer_pb2.StreamConfig,
                  chunk_frames: int) -> None:
-        super().__init__(config, chunk_frames)
+        super().__init__(config, chunk_frames, group._model_dim)
         self._group = group
         self.tag = tag
-        self._windows: "queue.Queue[Union[ScoredWindow, Finished]]" = queue.Queue()
-        self._lock = threading.Lock()  # one sender at a time
-        self._done = threading.Event()
-
-    def push_frames(self, frames: np.ndarray) -> None:
-        """As ScoreStream.push_frames."""
-        with self._lock:
-            requests = self._plan_frames(frames)
-            self._check_open("push_frames", self._done.is_set())
-            self._send_all(requests)
-
-    def push_audio(self, samples: np.ndarray) -> None:
-        """As ScoreStream.push_audio."""
-        with self._lock:
-            requests = self._plan_audio(samples)
-            self._check_open("push_audio", self._done.is_set())
-            self._send_all(requests)
-
-    def end(self) -> None:
-        """Sends End and half-closes the stream. Idempotent."""
-        with self._lock:
-            if self._ended:
-                return
-            model_dim = None
-            if self._needs_model_dim():
-                try:
-                    model_dim = self._group._model_dim(self._config.models[0])
-                except GmmscoreError:
-                    self.cancel()
-                    raise
-            self._send_all(self._plan_end(model_dim))
-            self._group._put(scorer_pb2.StreamRequest(tag=self.tag, writes_done=True))
 
     def cancel(self) -> None:
         """Cancels the stream (the others on the group go on); its iteration ends CANCELLED."""
         self._cancel_with(GmmscoreError(grpc.StatusCode.CANCELLED, "cancelled by the client"))
 
-    def close(self) -> None:
-        """Cancels the stream if it has not finished."""
-        if not self._done.is_set():
-            self.cancel()
-
     def __enter__(self) -> "GroupStream":
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __iter__(self) -> Iterator[ScoredWindow]:
-        return self
-
-    def __next__(self) -> ScoredWindow:
-        window = self._next_window(self._windows.get() if self._finished is None else None)
-        if window is None:
-            raise StopIteration
-        return window
-
-    def collect(self) -> np.ndarray:
-        """As ScoreStream.collect."""
-        windows: List[ScoredWindow] = list(self)
-        return _wire.concatenate(windows)
-
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        """Waits until the stream has finished (windows may still be unread); True if it has."""
-        return self._done.wait(timeout)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -245,6 +173,9 @@ class GroupStream(StreamState):
             if self._done.is_set():
                 raise _wire.stream_ended(self._final)
             self._group._put(scorer_pb2.StreamRequest(tag=self.tag, request=request))
+
+    def _half_close(self) -> None:
+        self._group._put(scorer_pb2.StreamRequest(tag=self.tag, writes_done=True))
 
     def _cancel_with(self, error: GmmscoreError) -> None:
         if self._done.is_set():

@@ -462,6 +462,51 @@ class StreamGroupTest(ServerTestCase):
         with self.assertRaises(gmmscore.GmmscoreError):
             group.stream("mono")
 
+    def test_the_asyncio_group(self) -> None:
+        keys = sorted(self.feats)
+        feats = self.feats[keys[0]]
+
+        async def run() -> None:
+            async with gmmscore.aio.Client(self.target) as client:
+                async with client.stream_group() as group:
+                    streams = {key: group.stream("mono", encoding="float32", window=3 + i,
+                                                 stream_id=key, chunk_frames=7)
+                               for i, key in enumerate(keys)}
+                    unknown = group.stream("no-such-model", stream_id="unknown")
+                    cancelled = group.stream("mono", stream_id="cancelled")
+                    await cancelled.push_frames(feats[:100])
+                    pieces = {key: np.array_split(self.feats[key], [5, 6, 50, 120])
+                              for key in keys}
+                    for step in range(5):  # interleaved, in uneven pieces
+                        for key in keys:
+                            await streams[key].push_frames(pieces[key][step])
+                    await unknown.push_frames(feats[:10])
+                    with self.assertRaises(gmmscore.GmmscoreError) as raised:
+                        await unknown.collect()
+                    self.assertEqual(raised.exception.code, grpc.StatusCode.NOT_FOUND)
+                    cancelled.cancel()
+                    with self.assertRaises(gmmscore.GmmscoreError) as raised:
+                        await cancelled.collect()
+                    self.assertEqual(raised.exception.code, grpc.StatusCode.CANCELLED)
+                    for key in keys[1:]:
+                        await streams[key].end()
+
+                    async def read(key: str) -> None:
+                        windows = [w async for w in streams[key]]
+                        self.assertTrue(np.array_equal(np.concatenate([w.scores for w in windows]),
+                                                       self.offline[key]), key)
+                        self.assertTrue(all(w.stream_id == key for w in windows))
+
+                    await asyncio.gather(*(read(key) for key in keys[1:]))
+                # Leaving the group half-closed the call: the stream left open ended with it.
+                await streams[keys[0]].wait()
+                self.assertTrue(np.array_equal(await streams[keys[0]].collect(),
+                                               self.offline[keys[0]]))
+                with self.assertRaises(gmmscore.GmmscoreError):
+                    group.stream("mono")
+
+        asyncio.run(run())
+
 
 class AdminAndHealthTest(ServerTestCase):
     def test_health_and_list_models(self) -> None:
