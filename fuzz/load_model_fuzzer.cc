@@ -9,7 +9,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path =
       gmmscore::fuzz::WriteScratchFile("model", gmmscore::fuzz::AsView(data, size));
-  (void)gmmscore::LoadModel(path);        // an error status is fine; a crash is a finding
+  (void)gmmscore::LoadModel(path);         // an error status is fine; a crash is a finding
   (void)gmmscore::LoadModel(path, 1e-3f);  // with a variance floor
   return 0;
 }

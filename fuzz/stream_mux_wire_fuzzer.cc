@@ -10,29 +10,16 @@
 #include <vector>
 
 #include "proto/stream_mux_wire.h"
+#include "tests/byte_buffer_pieces.h"
 
 namespace {
 
 namespace wire = gmmscore::wire;
+using gmmscore::testing::InSlices;
+using gmmscore::testing::Join;
 
 void Check(bool ok) {
   if (!ok) std::abort();
-}
-
-grpc::ByteBuffer InSlices(const std::string& bytes, size_t piece) {
-  std::vector<grpc::Slice> slices;
-  for (size_t at = 0; at < bytes.size(); at += piece)
-    slices.emplace_back(bytes.data() + at, std::min(piece, bytes.size() - at));
-  return grpc::ByteBuffer(slices.data(), slices.size());
-}
-
-std::string Join(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  (void)buffer.Dump(&slices);
-  std::string out;
-  for (const grpc::Slice& s : slices)
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  return out;
 }
 
 }  // namespace

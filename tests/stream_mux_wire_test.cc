@@ -6,28 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "gmmscore/v1/scorer.pb.h"
+#include "tests/byte_buffer_pieces.h"
 
 namespace gmmscore::wire {
 namespace {
 
-// bytes as gRPC might hold them: slices of `piece` bytes (the last shorter), with an empty one
-// first when asked.
-grpc::ByteBuffer InSlices(const std::string& bytes, size_t piece, bool empty_first = false) {
-  std::vector<grpc::Slice> slices;
-  if (empty_first) slices.emplace_back();
-  for (size_t at = 0; at < bytes.size(); at += piece)
-    slices.emplace_back(bytes.data() + at, std::min(piece, bytes.size() - at));
-  return grpc::ByteBuffer(slices.data(), slices.size());
-}
-
-std::string Join(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  (void)buffer.Dump(&slices);
-  std::string out;
-  for (const grpc::Slice& s : slices)
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  return out;
-}
+using ::gmmscore::testing::InSlices;
+using ::gmmscore::testing::Join;
 
 TEST(StreamMuxWireTest, ReadsWhatProtobufWritesInAnySlices) {
   v1::ScoreStreamsRequest message;
