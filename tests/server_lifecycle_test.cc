@@ -89,7 +89,9 @@ TEST_F(ServerLifecycleTest, ClientDeadlineEndsTheStream) {
 
 TEST_F(ServerLifecycleTest, IdleStreamsEndWithDeadlineExceeded) {
   server::ServerConfig config = LoopbackConfig();
-  config.stream.idle_timeout = absl::Milliseconds(300);
+  // Room for a write to complete under TSan on a busy machine: one in flight this long is a
+  // client that does not read, and is cancelled.
+  config.stream.idle_timeout = absl::Seconds(1);
   Start(config);
   v1::StreamConfig stream_config = StreamConfigFor("idle", 10);
   stream_config.set_max_latency_ms(5000);
@@ -99,10 +101,10 @@ TEST_F(ServerLifecycleTest, IdleStreamsEndWithDeadlineExceeded) {
   const auto start = std::chrono::steady_clock::now();
   const absl::Status status = (*stream)->Finish();
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_NE(status.message().find("stream 'idle': nothing read or written for 300ms"),
+  EXPECT_NE(status.message().find("stream 'idle': nothing read or written for 1s"),
             std::string::npos)
       << status;
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_EQ((*stream)->NumFramesReady(), 10);
   // A connection that never sends its config is idle too.
   auto stub = v1::Scorer::NewStub(channel_);
@@ -115,14 +117,14 @@ TEST_F(ServerLifecycleTest, IdleStreamsEndWithDeadlineExceeded) {
 }
 
 // Idle means the client's silence, not the server's: a window waiting in the batcher's queue
-// (here for a second) holds the timeout back, and the stream times out once it was sent.
+// (here for three seconds) holds the timeout back, and the stream times out once it was sent.
 TEST_F(ServerLifecycleTest, IdleTimeoutWaitsForWindowsBeingScored) {
   server::ServerConfig config = LoopbackConfig();
-  config.stream.idle_timeout = absl::Milliseconds(200);
-  config.batcher.max_queue_delay = absl::Seconds(1);
+  config.stream.idle_timeout = absl::Seconds(1);  // room for the write under TSan, as above
+  config.batcher.max_queue_delay = absl::Seconds(3);
   Start(config);
   v1::StreamConfig stream_config = StreamConfigFor("waiting", 10);
-  stream_config.set_max_latency_ms(5000);
+  stream_config.set_max_latency_ms(10000);  // the 3 frames after the window stay unscored
   auto stream = client::ScoreStream::Open(channel_, stream_config, {});
   ASSERT_TRUE(stream.ok());
   const auto start = std::chrono::steady_clock::now();
@@ -130,7 +132,7 @@ TEST_F(ServerLifecycleTest, IdleTimeoutWaitsForWindowsBeingScored) {
   const absl::Status status = (*stream)->Finish();
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_EQ((*stream)->NumFramesReady(), 10) << status;
-  EXPECT_GE(std::chrono::steady_clock::now() - start, 1s);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 3s);
 }
 
 // A stream that fails while a response is on its way waits for that write, so that the client
@@ -175,7 +177,8 @@ TEST_F(ServerLifecycleTest, AnErrorWaitsForTheWriteInFlight) {
 // idle timeout.
 TEST_F(ServerLifecycleTest, AnErrorCancelsAWriteStuckForTheIdleTimeout) {
   server::ServerConfig config = LoopbackConfig();
-  config.stream.idle_timeout = absl::Milliseconds(500);
+  // Long enough that the bad message is read before the stuck write times the stream out.
+  config.stream.idle_timeout = absl::Seconds(2);
   config.stream.max_stream_windows = 64;
   Start(config);
   auto stub = v1::Scorer::NewStub(SmallWindowChannel());
