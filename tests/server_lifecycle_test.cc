@@ -39,6 +39,29 @@ class ServerLifecycleTest : public ::testing::Test {
                                      grpc::InsecureChannelCredentials(), args);
   }
 
+  // Opens a Score stream of 100-frame windows (22 KB a response) on `call`, sends 20 windows,
+  // more than the client's 64 KiB window holds, waits until they are scored and a write waits
+  // for a client that does not read, then sends a frame that is not the next one.
+  void FailWithAWriteWaiting(grpc::ClientReaderWriter<v1::ScoreRequest, v1::ScoreResponse>* call,
+                             const std::string& stream_id) {
+    v1::ScoreRequest request;
+    *request.mutable_config() = StreamConfigFor(stream_id, 100);
+    ASSERT_TRUE(call->Write(request));
+    request.Clear();
+    const Matrix frames = RandomFeatures(100, 39, 0.0f, 5.0f, 1);
+    wire::AppendFloat32(frames.data, request.mutable_features()->mutable_data());
+    for (int64_t t = 0; t < kWaitingWindows * 100; t += 100) {
+      request.mutable_features()->set_first_frame(t);
+      ASSERT_TRUE(call->Write(request));
+    }
+    ASSERT_TRUE(WaitFor([&] { return FramesScored() == kWaitingWindows * 100; }));
+    ASSERT_TRUE(WaitFor([&] { return server_->metrics().windows_sent.Value() > 0; }));
+    std::this_thread::sleep_for(200ms);  // until a write waits for the client
+    request.mutable_features()->set_first_frame(12345);
+    ASSERT_TRUE(call->Write(request));
+  }
+  static constexpr int kWaitingWindows = 20;
+
   std::unique_ptr<server::GmmscoreServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
   const Matrix& feats_ = MonoFeatures().at("cards-001");
@@ -145,22 +168,8 @@ TEST_F(ServerLifecycleTest, AnErrorWaitsForTheWriteInFlight) {
   auto stub = v1::Scorer::NewStub(SmallWindowChannel());
   grpc::ClientContext context;
   auto call = stub->Score(&context);
-  v1::ScoreRequest request;
-  *request.mutable_config() = StreamConfigFor("erring", 100);  // 22 KB per response
-  ASSERT_TRUE(call->Write(request));
-  request.Clear();
-  const Matrix frames = RandomFeatures(100, 39, 0.0f, 5.0f, 1);
-  wire::AppendFloat32(frames.data, request.mutable_features()->mutable_data());
-  constexpr int kWindows = 20;  // more than the client's 64 KiB window holds: a write waits
-  for (int64_t t = 0; t < kWindows * 100; t += 100) {
-    request.mutable_features()->set_first_frame(t);
-    ASSERT_TRUE(call->Write(request));
-  }
-  ASSERT_TRUE(WaitFor([&] { return FramesScored() == kWindows * 100; }));
-  ASSERT_TRUE(WaitFor([&] { return server_->metrics().windows_sent.Value() > 0; }));
-  std::this_thread::sleep_for(200ms);                  // until a write waits for the client
-  request.mutable_features()->set_first_frame(12345);  // not the next frame
-  ASSERT_TRUE(call->Write(request));
+  FailWithAWriteWaiting(call.get(), "erring");
+  if (HasFatalFailure()) return;
   ASSERT_TRUE(WaitFor([&] { return Failures(server::FailureReason::kInvalidArgument) == 1; }));
   std::this_thread::sleep_for(200ms);  // the server does not give up on the write
   int responses = 0;
@@ -170,7 +179,7 @@ TEST_F(ServerLifecycleTest, AnErrorWaitsForTheWriteInFlight) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
       << status.error_code() << " " << status.error_message();
   EXPECT_GE(responses, 1);
-  EXPECT_LT(responses, kWindows);
+  EXPECT_LT(responses, kWaitingWindows);
 }
 
 // The same error with a client that never reads: the write in flight is cancelled after the
@@ -184,21 +193,8 @@ TEST_F(ServerLifecycleTest, AnErrorCancelsAWriteStuckForTheIdleTimeout) {
   auto stub = v1::Scorer::NewStub(SmallWindowChannel());
   grpc::ClientContext context;
   auto call = stub->Score(&context);
-  v1::ScoreRequest request;
-  *request.mutable_config() = StreamConfigFor("stuck-erring", 100);
-  ASSERT_TRUE(call->Write(request));
-  request.Clear();
-  const Matrix frames = RandomFeatures(100, 39, 0.0f, 5.0f, 1);
-  wire::AppendFloat32(frames.data, request.mutable_features()->mutable_data());
-  for (int64_t t = 0; t < 2000; t += 100) {
-    request.mutable_features()->set_first_frame(t);
-    ASSERT_TRUE(call->Write(request));
-  }
-  ASSERT_TRUE(WaitFor([&] { return FramesScored() == 2000; }));
-  ASSERT_TRUE(WaitFor([&] { return server_->metrics().windows_sent.Value() > 0; }));
-  std::this_thread::sleep_for(200ms);
-  request.mutable_features()->set_first_frame(12345);
-  ASSERT_TRUE(call->Write(request));
+  FailWithAWriteWaiting(call.get(), "stuck-erring");
+  if (HasFatalFailure()) return;
   ASSERT_TRUE(WaitFor([&] { return server_->open_streams() == 0; }, 10s));
   EXPECT_EQ(Failures(server::FailureReason::kInvalidArgument), 1);
   EXPECT_EQ(Failures(server::FailureReason::kIdleTimeout), 0);

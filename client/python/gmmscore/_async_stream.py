@@ -6,8 +6,10 @@ how its requests are written, how it half-closes and when it has finished."""
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator, Awaitable, Callable, Iterator, List, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, List, Optional, Union
 
+import grpc
+import grpc.aio
 import numpy as np
 
 from . import _wire
@@ -99,3 +101,31 @@ class AsyncStream(StreamState):
     async def _half_close(self) -> None:
         """Tells the server that nothing follows End."""
         raise NotImplementedError
+
+
+async def read_call(call: Any, handle: Callable[[Any], None],
+                    reader: str) -> Optional[GmmscoreError]:
+    """Reads a grpc.aio call's responses into `handle` to the end; returns how the call ended
+    (None: OK). A response `handle` cannot decode (GmmscoreError), the reading task's
+    cancellation (named `reader` in the error) or any other exception cancels the call."""
+    try:
+        while True:
+            response = await call.read()
+            if response is grpc.aio.EOF:
+                break
+            handle(response)
+        code = await call.code()
+        if code != grpc.StatusCode.OK:
+            return GmmscoreError(code, await call.details())
+        return None
+    except grpc.RpcError as e:
+        return GmmscoreError.from_rpc_error(e)
+    except GmmscoreError as e:  # a response that cannot be decoded
+        call.cancel()
+        return e
+    except asyncio.CancelledError:
+        call.cancel()
+        return GmmscoreError(grpc.StatusCode.CANCELLED, f"{reader} was cancelled")
+    except Exception as e:  # noqa: BLE001 - reported through the iteration
+        call.cancel()
+        return GmmscoreError(grpc.StatusCode.UNKNOWN, f"{type(e).__name__}: {e}")

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _wire
 from ._stubs import model_admin_pb2, model_admin_pb2_grpc, scorer_pb2, scorer_pb2_grpc
-from ._async_stream import AsyncStream
+from ._async_stream import AsyncStream, read_call
 from .aio_group import GroupStream, StreamGroup
 from ._stream_state import Finished
 from ._types import AdaptUtterance, AlignResult, AudioSpec, GmmscoreError, ModelInfo
@@ -103,27 +103,9 @@ class ScoreStream(AsyncStream):
         raise _wire.stream_ended(self._final)
 
     async def _read(self) -> None:
-        error: Optional[GmmscoreError] = None
-        try:
-            while True:
-                response = await self._call.read()
-                if response is grpc.aio.EOF:
-                    break
-                self._windows.put_nowait(self._decoder.decode(response))
-            code = await self._call.code()
-            if code != grpc.StatusCode.OK:
-                error = GmmscoreError(code, await self._call.details())
-        except grpc.RpcError as e:
-            error = GmmscoreError.from_rpc_error(e)
-        except GmmscoreError as e:  # a response that cannot be decoded
-            error = e
-            self._call.cancel()
-        except asyncio.CancelledError:
-            error = GmmscoreError(grpc.StatusCode.CANCELLED, "the stream's reader was cancelled")
-            self._call.cancel()
-        except Exception as e:  # noqa: BLE001 - reported through the iteration
-            error = GmmscoreError(grpc.StatusCode.UNKNOWN, f"{type(e).__name__}: {e}")
-            self._call.cancel()
+        error = await read_call(
+            self._call, lambda r: self._windows.put_nowait(self._decoder.decode(r)),
+            "the stream's reader")
         self._final = error
         self._windows.put_nowait(Finished(error))
 

@@ -12,7 +12,7 @@ import grpc
 import grpc.aio
 
 from . import _wire
-from ._async_stream import AsyncStream
+from ._async_stream import AsyncStream, read_call
 from ._stubs import scorer_pb2
 from ._stream_state import Finished
 from ._types import GmmscoreError
@@ -128,30 +128,16 @@ class StreamGroup:
             pass  # the call is over: the reader reports how
 
     async def _read(self) -> None:
-        error: Optional[GmmscoreError] = None
-        try:
-            while True:
-                response = await self._call.read()
-                if response is grpc.aio.EOF:
-                    break
-                for reply in response.replies:
-                    self._deliver(reply)
-            code = await self._call.code()
-            if code != grpc.StatusCode.OK:
-                error = GmmscoreError(code, await self._call.details())
-        except grpc.RpcError as e:
-            error = GmmscoreError.from_rpc_error(e)
-        except asyncio.CancelledError:
-            error = GmmscoreError(grpc.StatusCode.CANCELLED, "the group's reader was cancelled")
-            self._call.cancel()
-        except Exception as e:  # noqa: BLE001 - reported through every stream's iteration
-            error = GmmscoreError(grpc.StatusCode.UNKNOWN, f"{type(e).__name__}: {e}")
-            self._call.cancel()
+        error = await read_call(self._call, self._deliver_all, "the group's reader")
         self._final = error
         self._writer.cancel()
         for stream in list(self._streams.values()):  # the call ended before their status
             self._finish(stream, error or GmmscoreError(
                 grpc.StatusCode.UNAVAILABLE, "the ScoreStreams call ended before the stream"))
+
+    def _deliver_all(self, response: scorer_pb2.ScoreStreamsResponse) -> None:
+        for reply in response.replies:
+            self._deliver(reply)
 
     def _deliver(self, reply: scorer_pb2.StreamReply) -> None:
         stream = self._streams.get(reply.tag)
