@@ -72,6 +72,12 @@ Metrics::Metrics()
                        .Help("Score windows written to clients")
                        .Register(*registry_)
                        .Add({})),
+      stream_messages_sent(BuildCounter()
+                               .Name("gmmscore_stream_messages_sent_total")
+                               .Help("ScoreStreams messages written to clients (each carries the "
+                                     "replies of its call's streams ready when it is written)")
+                               .Register(*registry_)
+                               .Add({})),
       batch_frames(BuildHistogram()
                        .Name("gmmscore_batch_frames")
                        .Help("Frames per backend call (windows of many streams batched)")

@@ -46,6 +46,7 @@ class Metrics {
   prometheus::Gauge& active_streams;
   prometheus::Gauge& buffered_bytes;
   prometheus::Counter& windows_sent;
+  prometheus::Counter& stream_messages_sent;
   prometheus::Histogram& batch_frames;
   prometheus::Histogram& queue_wait_seconds;
   prometheus::Histogram& compute_seconds;

@@ -42,6 +42,7 @@ class ServerStreamMuxTest : public ::testing::Test {
     return std::thread([this, call, out] {
       v1::ScoreStreamsResponse response;
       while (call->Read(&response)) {
+        ++messages_;
         for (const v1::StreamReply& reply : response.replies()) {
           Collected& c = (*out)[reply.tag()];
           if (reply.has_status()) {
@@ -81,6 +82,7 @@ class ServerStreamMuxTest : public ::testing::Test {
   std::unique_ptr<v1::Scorer::Stub> stub_;
   std::atomic<int> statuses_{0};
   std::atomic<int> windows_{0};
+  std::atomic<int> messages_{0};  // messages read, of every call
 };
 
 TEST_F(ServerStreamMuxTest, ManyStreamsOnOneCallEachEqualOfflineScores) {
@@ -134,6 +136,8 @@ TEST_F(ServerStreamMuxTest, ManyStreamsOnOneCallEachEqualOfflineScores) {
     EXPECT_EQ(c.windows, (feats.rows + 3 * i) / (1 + 3 * i)) << "stream " << i;
     EXPECT_EQ(c.scores, OfflineScores(MonoModelPath(), feats)) << "stream " << i;
   }
+  // Every message the call wrote is counted once.
+  EXPECT_EQ(server_->metrics().stream_messages_sent.Value(), double(messages_));
 }
 
 TEST_F(ServerStreamMuxTest, OneStreamsErrorEndsThatStreamOnly) {

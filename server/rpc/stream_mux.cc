@@ -242,6 +242,7 @@ void StreamMux::Flush() {
   write_buffer_ = grpc::ByteBuffer(slices.data(), slices.size());
   write_in_flight_ = true;
   lock.unlock();
+  services_.metrics->stream_messages_sent.Increment();
   call_->StartWrite(&write_buffer_);
 }
 
