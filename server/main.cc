@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "server/flags.h"
 #include "server/server.h"
+#include "server/socket_buffers.h"
 
 int main(int argc, char** argv) {
   // Debian's Abseil is built without NDEBUG, so absl::Mutex (gRPC's lock) checks every
@@ -45,6 +46,10 @@ int main(int argc, char** argv) {
                (*server)->metrics_port()
                    ? (", metrics on port " + std::to_string((*server)->metrics_port())).c_str()
                    : "");
+  if (const std::string warning = gmmscore::server::UnixSocketBufferWarning(listen);
+      !warning.empty()) {
+    std::fprintf(stderr, "gmmscored: %s\n", warning.c_str());
+  }
   if (absl::Status s = (*server)->LoadStartupModels(); !s.ok()) {
     std::fprintf(stderr, "gmmscored: %s\n", std::string(s.message()).c_str());
     return 1;

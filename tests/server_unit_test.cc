@@ -1,6 +1,6 @@
 // The daemon's parts on their own: binary16 conversion, configuration checks, fusion carried
 // across windows, response encoding, the timer queue, the batcher's batch sizes and its choice of
-// lane.
+// lane, the Unix-socket buffer warning.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,8 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -35,6 +37,7 @@
 #include "server/scheduling/task_queue.h"
 #include "server/scheduling/timer_queue.h"
 #include "server/scheduling/viterbi_queue.h"
+#include "server/socket_buffers.h"
 
 namespace gmmscore::testing {
 namespace {
@@ -1130,6 +1133,31 @@ std::vector<float> Frames(int first, int count, int dim) {  // frame f is (f, f 
     for (int d = 0; d < dim; ++d) v.push_back(float(f) + 0.5f * float(d));
   }
   return v;
+}
+
+TEST(SocketBufferTest, WarnsOfSmallUnixSocketBuffersOnly) {
+  const std::filesystem::path core =
+      std::filesystem::path(::testing::TempDir()) / "socket_buffer_test_net_core";
+  std::filesystem::create_directories(core);
+  const auto set = [&](const char* name, long bytes) {
+    std::ofstream(core / name) << bytes << "\n";
+  };
+  set("wmem_default", 212992);
+  set("rmem_default", 4194304);
+  const std::string warning = server::UnixSocketBufferWarning("unix:/run/g.sock", core);
+  EXPECT_NE(warning.find("net.core.wmem_default = 212992"), std::string::npos) << warning;
+  EXPECT_EQ(warning.find("rmem_default ="), std::string::npos) << warning;
+  EXPECT_NE(warning.find("sysctl -w"), std::string::npos) << warning;
+  // TCP sizes its own buffers.
+  EXPECT_EQ(server::UnixSocketBufferWarning("127.0.0.1:50051", core), "");
+  set("wmem_default", 4194304);
+  EXPECT_EQ(server::UnixSocketBufferWarning("unix:/run/g.sock", core), "");
+  set("rmem_default", 1000);
+  EXPECT_NE(server::UnixSocketBufferWarning("unix:/run/g.sock", core).find("rmem_default = 1000"),
+            std::string::npos);
+  // Nothing to read (another kernel, a sandbox): no warning rather than a wrong one.
+  EXPECT_EQ(server::UnixSocketBufferWarning("unix:/run/g.sock", core / "absent"), "");
+  std::filesystem::remove_all(core);
 }
 
 TEST(KeptFramesTest, KeepsTheLastFramesOldestFirst) {
