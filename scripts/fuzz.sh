@@ -5,6 +5,8 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (e.g. scripts/fuzz.sh 7: about a minute in all)
 # Environment: BUILD_DIR (build-fuzz), JOBS (build jobs, 1), FUZZ_ARGS (more libFuzzer flags).
 # Reproduce a finding: build-fuzz/fuzz/fuzz_<target> <reproducer>
+# Run one by hand with a scratch folder first, build-fuzz/fuzz/fuzz_<target> SCRATCH
+# fuzz/corpus/<target>: libFuzzer writes the inputs it finds into its first corpus folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
