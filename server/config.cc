@@ -63,7 +63,7 @@ absl::Status ValidateConfig(const ServerConfig& c) {
            range("max-select-window", s.max_select_window, 1, 1 << 24),
            range("max-response-bytes", s.max_response_bytes, 1024, 1 << 30),
            range("max-stream-windows", s.max_stream_windows, 1, 1 << 16),
-           range("max-batch-frames", c.batcher.max_batch_frames, 1, 1 << 24),
+           range("max-batch-frames", c.batcher.max_batch_frames, 0, 1 << 24),
            range("catch-up-batch-frames", c.batcher.catch_up_batch_frames, 0, 1 << 24),
            range("max-align-frames", c.align.max_frames, 1, 1 << 28),
            range("max-align-graph-arcs", c.align.max_graph_arcs, 1, 1 << 30),

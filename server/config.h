@@ -57,7 +57,13 @@ struct AdaptLimits {
 };
 
 struct BatcherOptions {
-  int32_t max_batch_frames = 512;
+  // Frames per backend call, windows of many streams; 0: the lanes' default, kGpuBatchFrames on
+  // GPUs (twice the batches' frames take 4% off the daemon's CPU at 6000-10,000 streams:
+  // docs/PERFORMANCE.md, "Larger batches on the GPU") and kCpuBatchFrames on the CPU, where a
+  // batch takes longer to score and so holds its windows longer.
+  int32_t max_batch_frames = 0;
+  static constexpr int32_t kGpuBatchFrames = 1024;
+  static constexpr int32_t kCpuBatchFrames = 512;
   // The most a batch takes from a queue that holds more than max_batch_frames (one that fell
   // behind, its lanes busy); 0 or less than max_batch_frames: max_batch_frames. The lanes' buffers
   // are sized for the larger of the two. Off by default: it pays where batches are the limit

@@ -74,8 +74,8 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   for (const ModelSpec& f : c.front_ends) {
     GMM_RETURN_IF_ERROR(s->front_ends_->Load(f.name, f.path));
   }
-  s->batcher_ =
-      std::make_unique<Batcher>(c.batcher, s->lanes_->lanes(), s->lanes_->delivery(), &s->metrics_);
+  s->batcher_ = std::make_unique<Batcher>(s->lanes_->batcher_options(), s->lanes_->lanes(),
+                                          s->lanes_->delivery(), &s->metrics_);
   if (!c.metrics_listen.empty()) {
     GMM_RETURN_IF_ERROR(s->metrics_.Serve(c.metrics_listen));
   }

@@ -15,6 +15,7 @@
 #include "model/fusion.h"
 #include "model/random_model.h"
 #include "proto/wire_codec.h"
+#include "server/scheduling/lane_set.h"
 #include "tests/server_test_util.h"
 
 namespace gmmscore::testing {
@@ -72,6 +73,21 @@ class ServerCudaTest : public ::testing::Test {
   std::unique_ptr<server::GmmscoreServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
 };
+
+TEST(ServerCudaLanesTest, GpuLanesBatchUpTo1024FramesUnlessTold) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) GTEST_SKIP() << "no CUDA device";
+  server::ServerConfig config;
+  config.backend = "cuda";
+  server::Metrics metrics;
+  auto lanes = server::LaneSet::Create(config, &metrics);
+  ASSERT_TRUE(lanes.ok()) << lanes.status();
+  EXPECT_EQ((*lanes)->batcher_options().max_batch_frames, 1024);
+  config.batcher.max_batch_frames = 512;
+  lanes = server::LaneSet::Create(config, &metrics);
+  ASSERT_TRUE(lanes.ok()) << lanes.status();
+  EXPECT_EQ((*lanes)->batcher_options().max_batch_frames, 512);
+}
 
 double MaxAbsDifference(const Matrix& a, const Matrix& b) {
   if (a.rows != b.rows || a.cols != b.cols) return INFINITY;

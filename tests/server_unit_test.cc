@@ -1,6 +1,6 @@
 // The daemon's parts on their own: binary16 conversion, configuration checks, fusion carried
 // across windows, response encoding, the timer queue, the batcher's batch sizes and its choice of
-// lane, the Unix-socket buffer warning.
+// lane, the lanes' batch size, the Unix-socket buffer warning.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,6 +33,7 @@
 #include "server/scheduling/batch_delivery.h"
 #include "server/scheduling/batcher.h"
 #include "server/scheduling/lane.h"
+#include "server/scheduling/lane_set.h"
 #include "server/scheduling/score_job.h"
 #include "server/scheduling/task_queue.h"
 #include "server/scheduling/timer_queue.h"
@@ -1133,6 +1134,19 @@ std::vector<float> Frames(int first, int count, int dim) {  // frame f is (f, f 
     for (int d = 0; d < dim; ++d) v.push_back(float(f) + 0.5f * float(d));
   }
   return v;
+}
+
+TEST(LaneSetTest, CpuLanesBatchUpTo512FramesUnlessTold) {
+  server::ServerConfig config;
+  config.backend = "cpu";
+  server::Metrics metrics;
+  auto lanes = server::LaneSet::Create(config, &metrics);
+  ASSERT_TRUE(lanes.ok()) << lanes.status();
+  EXPECT_EQ((*lanes)->batcher_options().max_batch_frames, 512);
+  config.batcher.max_batch_frames = 300;
+  lanes = server::LaneSet::Create(config, &metrics);
+  ASSERT_TRUE(lanes.ok()) << lanes.status();
+  EXPECT_EQ((*lanes)->batcher_options().max_batch_frames, 300);
 }
 
 TEST(SocketBufferTest, WarnsOfSmallUnixSocketBuffersOnly) {

@@ -32,7 +32,8 @@ namespace gmmscore::server {
 class Batcher {
  public:
   // One thread per lane hands it batches; the lanes and the delivery threads (where scored
-  // windows go back to their streams) outlive the Batcher.
+  // windows go back to their streams) outlive the Batcher. options.max_batch_frames > 0 (LaneSet
+  // makes 0 its lanes' default).
   Batcher(const BatcherOptions& options, const std::vector<std::unique_ptr<Lane>>& lanes,
           TaskQueue* delivery, Metrics* metrics);
   ~Batcher();  // scores what is queued, waits for every batch in flight, then joins

@@ -15,10 +15,12 @@ int32_t DeliveryThreads(const ServerConfig& config) {
 }
 
 // The frames one batch can hold: whole windows up to --max-batch-frames (or
-// --catch-up-batch-frames), and at least one window.
+// --catch-up-batch-frames; the larger default when it is 0, before the lanes are known), and at
+// least one window.
 int32_t MaxBatchFrames(const ServerConfig& config) {
-  return std::max({config.batcher.max_batch_frames, config.batcher.catch_up_batch_frames,
-                   config.stream.max_window_frames});
+  const int32_t batch = config.batcher.max_batch_frames > 0 ? config.batcher.max_batch_frames
+                                                            : BatcherOptions::kGpuBatchFrames;
+  return std::max({batch, config.batcher.catch_up_batch_frames, config.stream.max_window_frames});
 }
 
 }  // namespace
@@ -36,6 +38,12 @@ absl::StatusOr<std::unique_ptr<LaneSet>> LaneSet::Create(const ServerConfig& con
     GMM_ASSIGN_OR_RETURN(std::unique_ptr<BatchViterbi> viterbi, device->MakeViterbi());
     if (viterbi != nullptr) set->viterbis_.push_back(std::move(viterbi));
     set->lanes_.push_back(std::make_unique<Lane>(std::move(device), metrics));
+  }
+  set->batcher_options_ = config.batcher;
+  if (set->batcher_options_.max_batch_frames == 0) {
+    const bool on_cpu = set->lanes_.empty() || set->lanes_.front()->device() == "cpu";
+    set->batcher_options_.max_batch_frames =
+        on_cpu ? BatcherOptions::kCpuBatchFrames : BatcherOptions::kGpuBatchFrames;
   }
   return set;
 }

@@ -30,6 +30,8 @@ class LaneSet {
 
   const std::vector<std::unique_ptr<Lane>>& lanes() const { return lanes_; }
   TaskQueue* delivery() { return &delivery_; }
+  // The batcher's options, --max-batch-frames 0 made the lanes' default (BatcherOptions).
+  const BatcherOptions& batcher_options() const { return batcher_options_; }
   // A Viterbi per GPU of the lanes (none on the CPU backend: alignments are the CPU aligner's).
   std::vector<BatchViterbi*> viterbis() const;
 
@@ -38,6 +40,7 @@ class LaneSet {
 
   TaskQueue delivery_;  // first: the lanes post to it until they are gone
   std::vector<std::unique_ptr<Lane>> lanes_;
+  BatcherOptions batcher_options_;
   std::vector<std::unique_ptr<BatchViterbi>> viterbis_;
 };
 
