@@ -181,7 +181,8 @@ absl::Status TableEntryWriter::Write(
 
 absl::Status TableEntryWriter::Close() {
   closed_ = true;
-  absl::Status archive = archive_->Close();
+  // Open() may have failed before the archive or the script was opened.
+  absl::Status archive = archive_ != nullptr ? archive_->Close() : absl::OkStatus();
   absl::Status script = script_ != nullptr ? script_->Close() : absl::OkStatus();
   return archive.ok() ? script : archive;
 }

@@ -9,9 +9,6 @@
 namespace gmmscore {
 namespace {
 
-// Weights of a state may be off from 1 by rounding in text formats; beyond this they are wrong.
-constexpr double kWeightSumTolerance = 1e-3;
-
 std::string StateLabel(const GmmModelSpec& spec, int32_t state) {
   if (spec.state_names.empty()) return absl::StrCat("state ", state);
   return absl::StrCat("state ", state, " (", spec.state_names[state], ")");
@@ -80,9 +77,12 @@ absl::StatusOr<GmmModel> GmmModel::Create(GmmModelSpec spec) {
         var = std::max(var, spec.variance_floor);
       }
     }
-    if (std::abs(weight_sum - 1.0) > kWeightSumTolerance) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(StateLabel(spec, s), ": weights sum to ", weight_sum, ", not 1"));
+    // Weights need not sum to 1: Kaldi scores them as given, and gmm-boost-silence scales the
+    // silence states' weights (--boost-silence 1.25 in the WSJ and LibriSpeech recipes). A state
+    // whose every weight is 0 (or whose sum overflows) can never score, and is refused.
+    if (!(weight_sum > 0.0) || !std::isfinite(weight_sum)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          StateLabel(spec, s), ": weights sum to ", weight_sum, ", not a finite number > 0"));
     }
   }
 

@@ -109,11 +109,40 @@ void ExpectError(const std::string& bytes, const std::string& what) {
   EXPECT_NE(msg.find(what), std::string::npos) << msg;
 }
 
+// The text model with pdf 0's weights multiplied by factor (gmm-boost-silence's change).
+std::string ScaleFirstWeights(std::string text, double factor) {
+  const std::string weights = "<WEIGHTS>  [ ";
+  const size_t begin = text.find(weights) + weights.size();
+  const size_t end = text.find(']', begin);
+  std::istringstream in(text.substr(begin, end - begin));
+  std::ostringstream out;
+  out.precision(9);
+  for (double v = 0; in >> v;) out << v * factor << ' ';
+  return text.replace(begin, end - begin, out.str());
+}
+
 std::string ReplaceNth(std::string text, const std::string& anchor, const std::string& from,
                        const std::string& to) {
   const size_t at = text.find(anchor);
   const size_t pos = text.find(from, at);
   return text.replace(pos, from.size(), to);
+}
+
+// Weights that do not sum to 1 (a silence-boosted model) are kept as given: each Gaussian's
+// log-likelihood gains log(factor), as in Kaldi's DiagGmm.
+TEST(KaldiModel, BoostedWeightsAreScoredAsGiven) {
+  const std::string text = ReadFile(DataPath("kaldi-mono/final.txt.mdl"));
+  auto plain = ReadFromString(text, "final.txt.mdl");
+  auto boosted = ReadFromString(ScaleFirstWeights(text, 1.25), "boosted.mdl");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(boosted.ok()) << boosted.status();
+  double sum = 0;
+  for (int64_t g = 0; g < boosted->num_gauss_in(0); ++g) sum += boosted->weight(g);
+  EXPECT_NEAR(sum, 1.25, 1e-5);
+  for (int64_t g = 0; g < plain->num_gauss(); ++g) {
+    const double gain = g < plain->num_gauss_in(0) ? std::log(1.25) : 0.0;
+    EXPECT_NEAR(boosted->log_weight(g) - plain->log_weight(g), gain, 1e-6) << "Gaussian " << g;
+  }
 }
 
 TEST(KaldiModel, MalformedFiles) {
@@ -135,11 +164,10 @@ TEST(KaldiModel, MalformedFiles) {
   // Weights: pdf 0's first weight is 0.04859912.
   const std::string weights = "<WEIGHTS>  [ ";
   const size_t w = text.find(weights) + weights.size();
-  std::string negative = text, unnormalised = text;
+  std::string negative = text;
   negative.replace(w, 10, "-1");
-  unnormalised.replace(w, 10, "0.54859912");
   ExpectError(negative, "state 0, Gaussian 0: weight -1 is not >= 0");
-  ExpectError(unnormalised, "state 0: weights sum to 1.5");
+  ExpectError(ScaleFirstWeights(text, 0.0), "state 0: weights sum to 0, not a finite number > 0");
   ExpectError(
       "<TransitionModel> <Topology> </Topology> <Triples> 0 </Triples> <LogProbs> [ 0 ] "
       "</LogProbs> </TransitionModel> ",

@@ -1,7 +1,22 @@
-// Command-line options for gmmscore's subcommands: "--name value", "--name=value", switches as
-// "--name" or Kaldi's "--name=true|false", and repeatable options (--model A --model B), which
-// absl flags do not offer per subcommand.
-// Each subcommand declares its options with help text; unknown options are errors.
+// Command-line options for gmmscore's subcommands, with Kaldi's standard options and conventions
+// (src/util/parse-options.h) in every one of them:
+//
+//   --config=FILE     options from FILE, one "--name=value" a line, '#' comments; read first,
+//                     so the command line overrides it (several --config files are read in order)
+//   --print-args      print the command line to stderr (Kaldi's tools do by default)
+//   --verbose=N       detail in the logs
+//   --help            the usage and every option
+//
+// Names are compared as Kaldi compares them: '_' is '-' and case does not matter. Switches take
+// "--name", "--name=true|false" (also t/f, 1/0).
+//
+// Run as `gmmscore COMMAND`, a valued option may also be "--name value", options and positional
+// arguments may interleave, and repeatable options (--model A --model B) collect every value.
+// Run under a Kaldi tool's name (tools/invocation.h), the parser is Kaldi's: options come before
+// the positional arguments (a lone "--" ends them), a valued option needs "=", the last of a
+// repeated option wins, and --print-args defaults to true.
+//
+// Each subcommand declares its options with help text and default; unknown options are errors.
 #pragma once
 
 #include <map>
@@ -22,13 +37,14 @@ class Args {
     bool repeatable = false;
   };
 
-  Args(std::string command, std::string usage)
-      : command_(std::move(command)), usage_(std::move(usage)) {}
+  Args(std::string command, std::string usage);
   Args& Add(Option option);
 
-  // Parses argv[first..argc); positional arguments are kept in order.
+  // Parses argv[first..argc); positional arguments are kept in order. Errors name the option
+  // (and for a config file, the file and line).
   absl::Status Parse(int argc, char** argv, int first);
   std::string Help() const;
+  const std::string& command() const { return command_; }
 
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
   std::string Get(const std::string& name) const;
@@ -40,12 +56,21 @@ class Args {
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
+  using Values = std::map<std::string, std::vector<std::string>>;
   const Option* Find(const std::string& name) const;
+  // Sets one option from "--name[=value]" (value taken from argv[*i + 1] where allowed).
+  absl::Status SetOption(const std::string& arg, bool kaldi, int argc, char** argv, int* i,
+                         Values* values) const;
+  absl::Status ReadConfigFile(const std::string& path, Values* values) const;
+
   std::string command_;
   std::string usage_;
   std::vector<Option> options_;
-  std::map<std::string, std::vector<std::string>> values_;
+  Values values_;
   std::vector<std::string> positional_;
 };
+
+// A command line as Kaldi's --print-args prints it: each argument quoted where bash needs it.
+std::string QuotedCommandLine(int argc, char** argv);
 
 }  // namespace gmmscore

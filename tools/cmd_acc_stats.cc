@@ -55,7 +55,7 @@ int RunAccStats(int argc, char** argv) {
             "which GMM parameters will be updated: a subset of mvwt (statistics are kept for "
             "them)",
             "mvwt"});
-  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 4) {
     std::fprintf(stderr, "%s", args.Help().c_str());

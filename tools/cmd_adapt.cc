@@ -248,7 +248,7 @@ int RunAdapt(int argc, char** argv) {
       .Add({"model-out", "WXFILENAME",
             "also write the input's transition model with the adapted GMMs as a whole model "
             "(a single speaker or utterance only; not a gmm-adapt-map option)"});
-  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 4) {
     std::fprintf(stderr, "%s", args.Help().c_str());

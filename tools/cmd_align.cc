@@ -60,7 +60,7 @@ int RunAlign(int argc, char** argv) {
       .Add({"threads", "N", "CPU threads, 0 for all", "0"})
       .Add({"parallel", "N", "with --server: Align calls in flight at once", "16"});
   AddChannelOptions(args);
-  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   if (args.positional().size() < 4 || args.positional().size() > 5) return Usage(args);
   const std::vector<std::string>& pos = args.positional();
 

@@ -96,7 +96,7 @@ int RunCompileGraphs(int argc, char** argv) {
             "a phone (id, or name with --phone-symbols) optional at the start, between words "
             "(phones, without --lexicon) and at the end"})
       .Add({"silence-prob", "F", "probability of the optional silence at each place", "0.5"});
-  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) {
     std::fprintf(stderr, "%s", args.Help().c_str());

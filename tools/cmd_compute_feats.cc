@@ -1,7 +1,7 @@
 // gmmscore compute-feats: Kaldi's compute-mfcc-feats (same arguments, options, defaults, log lines
 // and exit status), with apply-cmvn and add-deltas folded in by --cmvn, --norm-vars,
 // --delta-order and --delta-window, so that one command does what Kaldi's three do. Options may
-// come from --config FILE (Kaldi's conf syntax); the command line overrides the file.
+// come from --config=FILE (Kaldi's conf syntax); the command line overrides the file.
 #include <cstdio>
 #include <deque>
 #include <map>
@@ -26,22 +26,6 @@ constexpr char kProgram[] = "gmmscore compute-feats";
 
 void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
 void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
-
-// compute-mfcc-feats's own options, which a config file may set too.
-const std::vector<std::string> kToolOptions = {"channel",      "min-duration", "subtract-mean",
-                                               "vtln-warp",    "utt2spk",      "write-utt2dur",
-                                               "output-format"};
-
-// The value of a tool option: the command line's, else the config file's, else the default.
-struct ToolOptions {
-  const Args* args;
-  std::map<std::string, std::string> from_config;
-  std::string Get(const std::string& name) const {
-    if (args->Has(name)) return args->Get(name);
-    const auto it = from_config.find(name);
-    return it != from_config.end() ? it->second : args->Get(name);
-  }
-};
 
 absl::StatusOr<std::map<std::string, std::string>> ReadUtt2Spk(const std::string& rspecifier) {
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<TokenVectorTableReader> reader,
@@ -76,7 +60,6 @@ int RunComputeFeats(int argc, char** argv) {
             "deltas (apply-cmvn, add-deltas).\n"
             "e.g.: gmmscore compute-feats --config=conf/mfcc.conf --cmvn=utterance "
             "--delta-order=2 scp:wav.scp ark:feats.ark");
-  args.Add({"config", "FILE", "read options from FILE (lines --name=value)"});
   for (const FrontEndOptionInfo& o : FrontEndOptionList()) {
     args.Add({o.name, o.value_name, o.help, o.default_value});
   }
@@ -89,24 +72,15 @@ int RunComputeFeats(int argc, char** argv) {
       .Add({"utt2spk", "RSPEC", "utterance-to-speaker map (for --cmvn=speaker)"})
       .Add({"write-utt2dur", "WSPEC", "write each utterance's duration in seconds"})
       .Add({"output-format", "FORMAT", "kaldi (the only format written)", "kaldi"});
-  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) {
     std::fputs(args.Help().c_str(), stderr);
     return 1;
   }
 
-  // Defaults, then the config file, then the command line.
+  // Defaults, then the config files, then the command line (tools/args.h reads --config).
   FrontEndOptions opts;
-  ToolOptions tool{&args, {}};
-  if (args.Has("config")) {
-    const std::string path = args.Get("config");
-    const absl::StatusOr<std::string> text = ReadFrontEndConfigText(path);
-    if (!text.ok()) return Fail("compute-feats", text.status());
-    auto other = ApplyFrontEndConfig(path, *text, &opts, kToolOptions);
-    if (!other.ok()) return Fail("compute-feats", other.status());
-    for (const auto& [name, value] : *other) tool.from_config[name] = value;
-  }
   for (const FrontEndOptionInfo& o : FrontEndOptionList()) {
     if (!args.Has(o.name)) continue;
     if (absl::Status s = SetFrontEndOption(o.name, args.Get(o.name), &opts); !s.ok()) {
@@ -116,26 +90,26 @@ int RunComputeFeats(int argc, char** argv) {
   if (absl::Status s = opts.Validate(); !s.ok()) return Fail("compute-feats", s);
   int32_t channel = -1;
   double min_duration = 0, vtln_warp = 1;
-  if (!absl::SimpleAtoi(tool.Get("channel"), &channel) ||
-      !absl::SimpleAtod(tool.Get("min-duration"), &min_duration) ||
-      !absl::SimpleAtod(tool.Get("vtln-warp"), &vtln_warp)) {
+  if (!absl::SimpleAtoi(args.Get("channel"), &channel) ||
+      !absl::SimpleAtod(args.Get("min-duration"), &min_duration) ||
+      !absl::SimpleAtod(args.Get("vtln-warp"), &vtln_warp)) {
     return Fail("compute-feats",
                 absl::InvalidArgumentError("--channel, --min-duration or --vtln-warp is not a "
                                            "number"));
   }
-  const std::string subtract_mean = tool.Get("subtract-mean");
+  const std::string subtract_mean = args.Get("subtract-mean");
   const bool subtract = subtract_mean == "true" || subtract_mean == "1" || subtract_mean == "t";
-  if (tool.Get("output-format") != "kaldi") {
+  if (args.Get("output-format") != "kaldi") {
     return Fail("compute-feats",
                 absl::InvalidArgumentError(absl::StrCat(
-                    "--output-format ", tool.Get("output-format"), ": only kaldi is written")));
+                    "--output-format ", args.Get("output-format"), ": only kaldi is written")));
   }
   std::map<std::string, std::string> utt2spk;
   if (opts.cmvn == CmvnMode::kSpeaker) {
-    if (tool.Get("utt2spk").empty()) {
+    if (args.Get("utt2spk").empty()) {
       return Fail("compute-feats", absl::InvalidArgumentError("--cmvn=speaker needs --utt2spk"));
     }
-    auto map = ReadUtt2Spk(tool.Get("utt2spk"));
+    auto map = ReadUtt2Spk(args.Get("utt2spk"));
     if (!map.ok()) return Fail("compute-feats", map.status());
     utt2spk = std::move(*map);
   }
@@ -148,8 +122,8 @@ int RunComputeFeats(int argc, char** argv) {
   auto writer = MatrixTableWriter::Open(pos[1]);
   if (!writer.ok()) return Fail("compute-feats", writer.status());
   std::unique_ptr<FloatTableWriter> utt2dur;
-  if (!tool.Get("write-utt2dur").empty()) {
-    auto w = FloatTableWriter::Open(tool.Get("write-utt2dur"));
+  if (!args.Get("write-utt2dur").empty()) {
+    auto w = FloatTableWriter::Open(args.Get("write-utt2dur"));
     if (!w.ok()) return Fail("compute-feats", w.status());
     utt2dur = std::move(*w);
   }
@@ -215,7 +189,7 @@ int RunComputeFeats(int argc, char** argv) {
     if (opts.cmvn == CmvnMode::kSpeaker) {
       const auto it = utt2spk.find(key);
       if (it == utt2spk.end()) {
-        Warn(absl::StrCat("No speaker for utterance ", key, " in ", tool.Get("utt2spk"),
+        Warn(absl::StrCat("No speaker for utterance ", key, " in ", args.Get("utt2spk"),
                           ", producing no output."));
         continue;
       }

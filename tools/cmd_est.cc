@@ -66,7 +66,7 @@ int RunEst(int argc, char** argv) {
             "dimension (HTK's vFloor; 0: off; not a gmm-est option)",
             "0"})
       .Add({"srand", "N", "seed of the mixing-up perturbations", "0"});
-  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) {
     std::fprintf(stderr, "%s", args.Help().c_str());

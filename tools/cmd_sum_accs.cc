@@ -17,7 +17,7 @@ int RunSumAccs(int argc, char** argv) {
             "Sums accumulator files for GMM training (Kaldi's gmm-sum-accs).\n"
             "e.g.: gmmscore sum-accs 1.acc 1.1.acc 1.2.acc");
   args.Add({"binary", "", "write output in binary mode", "true"});
-  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() < 2) {
     std::fprintf(stderr, "%s", args.Help().c_str());

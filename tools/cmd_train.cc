@@ -201,7 +201,7 @@ int RunTrain(int argc, char** argv) {
       .Add({"srand", "N", "seed of the equal alignments' random paths (with the utterance key)",
             "0"})
       .Add({"binary", "", "write models in binary", "true"});
-  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 4) {
     std::fprintf(stderr, "%s", args.Help().c_str());

@@ -129,7 +129,7 @@ int RunTrainGmm(int argc, char** argv) {
       .Add({"init-method", "NAME", "random (frames as means, as Kaldi) or kmeans++", "random"})
       .Add({"backend", "NAME", "cpu, cuda or auto: where the statistics are computed", "auto"})
       .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0,1", "all"});
-  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code == 2 ? 1 : code;
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) {
     std::fprintf(stderr, "%s", args.Help().c_str());

@@ -5,15 +5,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "tools/invocation.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
 
 int ParseOrExit(Args& args, int argc, char** argv) {
-  args.Add({"help", "", "print this help"});
   if (absl::Status s = args.Parse(argc, argv, 2); !s.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
-    return 2;
+    return Fail(args.command(), s);
   }
   if (args.GetBool("help")) {
     std::fputs(args.Help().c_str(), stdout);
@@ -23,8 +22,14 @@ int ParseOrExit(Args& args, int argc, char** argv) {
 }
 
 int Fail(const std::string& command, const absl::Status& status) {
-  std::fprintf(stderr, "gmmscore %s: %s\n", command.c_str(), std::string(status.message()).c_str());
-  return 1;
+  const std::string& kaldi = KaldiToolName();
+  const std::string message(status.message());
+  if (kaldi.empty()) {
+    std::fprintf(stderr, "gmmscore %s: %s\n", command.c_str(), message.c_str());
+  } else {
+    std::fprintf(stderr, "ERROR (%s[gmmscore]) %s\n", kaldi.c_str(), message.c_str());
+  }
+  return kErrorExitStatus;
 }
 
 void AddFusionOptions(Args& args) {

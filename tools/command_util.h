@@ -11,11 +11,12 @@
 
 namespace gmmscore {
 
-// Parses argv[2..] into args. Returns an exit code to stop with (0 after --help, 2 on a usage
-// error), or -1 to go on.
+// Parses argv[2..] into args. Returns an exit code to stop with (0 after --help, 255 after an
+// invalid option, as Kaldi's tools), or -1 to go on.
 int ParseOrExit(Args& args, int argc, char** argv);
 
-// Prints "gmmscore COMMAND: message" to stderr and returns exit code 1.
+// Prints "gmmscore COMMAND: message" (under a Kaldi tool's name, Kaldi's "ERROR (tool) message")
+// to stderr and returns Kaldi's exit status for an error, 255.
 int Fail(const std::string& command, const absl::Status& status);
 
 // --fusion, --weights and --select-window, declared once for every command that fuses models.

@@ -19,5 +19,7 @@ int RunBench(int argc, char** argv);
 int RunStream(int argc, char** argv);
 int RunBenchStream(int argc, char** argv);
 int RunHealth(int argc, char** argv);
+int RunBoostSilence(int argc, char** argv);
+int RunGmmInfo(int argc, char** argv);
 
 }  // namespace gmmscore

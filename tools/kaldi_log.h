@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include "tools/invocation.h"
+
 namespace gmmscore {
 
 template <typename T>
@@ -16,9 +18,12 @@ std::string KaldiNumber(T value) {
   return s.str();
 }
 
+// Under a Kaldi tool's name (tools/invocation.h) the lines carry that name, as Kaldi's do.
 inline void KaldiLog(std::FILE* log, const char* level, const std::string& program,
                      const std::string& what) {
-  std::fprintf(log, "%s (%s) %s\n", level, program.c_str(), what.c_str());
+  const std::string& kaldi = KaldiToolName();
+  std::fprintf(log, "%s (%s) %s\n", level, kaldi.empty() ? program.c_str() : kaldi.c_str(),
+               what.c_str());
 }
 
 }  // namespace gmmscore

@@ -5,8 +5,12 @@
 #include <new>
 #include <string>
 
+#include <vector>
+
 #include "absl/synchronization/mutex.h"
 #include "tools/commands.h"
+#include "tools/invocation.h"
+#include "tools/kaldi_tools.h"
 
 namespace {
 
@@ -31,46 +35,72 @@ constexpr char kUsage[] =
     "  stream    score through a gmmscored (same output as score)\n"
     "  bench-stream  load-test a gmmscored with real-time streams\n"
     "  health    ask a gmmscored whether it is serving\n"
+    "  boost-silence  scale the GMM weights of the given phones' pdfs (gmm-boost-silence)\n"
+    "  kaldi-links  make links named as the Kaldi tools gmmscore implements; run under such\n"
+    "            a name, gmmscore is that tool (Kaldi's recipes then run without Kaldi)\n"
     "\n"
     "Run 'gmmscore COMMAND --help' for a command's options.\n";
+
+// Runs a subcommand; -1 where there is none of that name.
+int Dispatch(const std::string& command, int argc, char** argv) {
+  using namespace gmmscore;  // NOLINT: the table below names every subcommand
+  if (command == "compute-feats") return RunComputeFeats(argc, argv);
+  if (command == "score") return RunScore(argc, argv);
+  if (command == "align") return RunAlign(argc, argv);
+  if (command == "compile-graphs") return RunCompileGraphs(argc, argv);
+  if (command == "acc-stats") return RunAccStats(argc, argv);
+  if (command == "sum-accs") return RunSumAccs(argc, argv);
+  if (command == "est") return RunEst(argc, argv);
+  if (command == "train") return RunTrain(argc, argv);
+  if (command == "train-gmm") return RunTrainGmm(argc, argv);
+  if (command == "adapt") return RunAdapt(argc, argv);
+  if (command == "convert") return RunConvert(argc, argv);
+  if (command == "info") return RunInfo(argc, argv);
+  if (command == "bench") return RunBench(argc, argv);
+  if (command == "stream") return RunStream(argc, argv);
+  if (command == "bench-stream") return RunBenchStream(argc, argv);
+  if (command == "health") return RunHealth(argc, argv);
+  if (command == "boost-silence") return RunBoostSilence(argc, argv);
+  if (command == "gmm-info") return RunGmmInfo(argc, argv);
+  if (command == "kaldi-links") return RunKaldiLinks(argc, argv);
+  return -1;
+}
+
+// Runs a subcommand, turning an exception that escapes it into Kaldi's error exit.
+int RunGuarded(const std::string& command, int argc, char** argv) {
+  // The readers refuse what they cannot hold; should an allocation still fail, the command ends
+  // with a message and Kaldi's error status, not an abort.
+  try {
+    return Dispatch(command, argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "gmmscore %s: out of memory\n", command.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gmmscore %s: %s\n", command.c_str(), e.what());
+  }
+  return gmmscore::kErrorExitStatus;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   // As in gmmscored (server/main.cc): no lock-order graph behind every absl::Mutex (gRPC's lock).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Run under a Kaldi tool's name: that tool, as `gmmscore SUBCOMMAND [implied options] ARGS`.
+  if (const gmmscore::KaldiTool* tool = gmmscore::FindKaldiTool(argv[0]); tool != nullptr) {
+    gmmscore::SetKaldiToolName(tool->name);
+    std::vector<char*> args = {argv[0], const_cast<char*>(tool->command)};
+    for (const char* option : tool->implied) args.push_back(const_cast<char*>(option));
+    for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+    args.push_back(nullptr);
+    return RunGuarded(tool->command, static_cast<int>(args.size()) - 1, args.data());
+  }
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
-  // The readers refuse what they cannot hold; should an allocation still fail, the command ends
-  // with a message and status 1, not an abort.
-  try {
-    if (command == "compute-feats") return gmmscore::RunComputeFeats(argc, argv);
-    if (command == "score") return gmmscore::RunScore(argc, argv);
-    if (command == "align") return gmmscore::RunAlign(argc, argv);
-    if (command == "compile-graphs") return gmmscore::RunCompileGraphs(argc, argv);
-    if (command == "acc-stats") return gmmscore::RunAccStats(argc, argv);
-    if (command == "sum-accs") return gmmscore::RunSumAccs(argc, argv);
-    if (command == "est") return gmmscore::RunEst(argc, argv);
-    if (command == "train") return gmmscore::RunTrain(argc, argv);
-    if (command == "train-gmm") return gmmscore::RunTrainGmm(argc, argv);
-    if (command == "adapt") return gmmscore::RunAdapt(argc, argv);
-    if (command == "convert") return gmmscore::RunConvert(argc, argv);
-    if (command == "info") return gmmscore::RunInfo(argc, argv);
-    if (command == "bench") return gmmscore::RunBench(argc, argv);
-    if (command == "stream") return gmmscore::RunStream(argc, argv);
-    if (command == "bench-stream") return gmmscore::RunBenchStream(argc, argv);
-    if (command == "health") return gmmscore::RunHealth(argc, argv);
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "gmmscore %s: out of memory\n", command.c_str());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gmmscore %s: %s\n", command.c_str(), e.what());
-    return 1;
-  }
+  if (const int code = RunGuarded(command, argc, argv); code != -1) return code;
   std::fprintf(stderr, "gmmscore: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

@@ -1,0 +1,21 @@
+// How this process was invoked: as `gmmscore COMMAND`, or under the name of a Kaldi tool that
+// gmmscore implements (a link made by `gmmscore kaldi-links`). Under a Kaldi name the process is
+// that tool: Kaldi's option parser (tools/args.h), its log and error prefixes, its exit statuses.
+#pragma once
+
+#include <string>
+
+namespace gmmscore {
+
+// Kaldi's exit status for an error (a KALDI_ERR caught in main returns -1).
+inline constexpr int kErrorExitStatus = 255;
+
+void SetKaldiToolName(std::string name);
+// The Kaldi tool this process runs as ("gmm-est"), or empty under `gmmscore COMMAND`.
+const std::string& KaldiToolName();
+
+// --verbose (Kaldi's standard option): 0 unless raised; levels above 0 add detail to logs.
+void SetVerboseLevel(int level);
+int VerboseLevel();
+
+}  // namespace gmmscore
