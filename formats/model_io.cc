@@ -108,9 +108,9 @@ absl::StatusOr<GmmModel> LoadStreamed(const Rxfilename& source, ModelFormat* for
   GMM_ASSIGN_OR_RETURN(*format, FormatFromHead(bytes.substr(0, kHeadBytes), name));
   if (*format != ModelFormat::kKaldiBinary && *format != ModelFormat::kKaldiText &&
       *format != ModelFormat::kHtk) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ": a ", ModelFormatName(*format),
-        " model is read from its file, not from a pipe or standard input"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": a ", ModelFormatName(*format),
+                     " model is read from its file, not from a pipe or standard input"));
   }
   std::istringstream is(std::move(bytes));
   return *format == ModelFormat::kHtk ? ReadHtkModel(is, name) : ReadKaldiModel(is, name);
@@ -121,7 +121,8 @@ absl::StatusOr<LoadedModel> Load(const std::string& path, float variance_floor) 
   ModelFormat format = ModelFormat::kKaldiBinary;
   absl::StatusOr<Rxfilename> source = ParseRxfilename(path);
   std::error_code ec;
-  if (!path.empty() && source.ok() && (source->kind != Rxfilename::Kind::kFile || source->offset != 0) &&
+  if (!path.empty() && source.ok() &&
+      (source->kind != Rxfilename::Kind::kFile || source->offset != 0) &&
       !std::filesystem::exists(path, ec)) {
     model = LoadStreamed(*source, &format);
   } else {

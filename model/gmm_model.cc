@@ -81,8 +81,8 @@ absl::StatusOr<GmmModel> GmmModel::Create(GmmModelSpec spec) {
     // silence states' weights (--boost-silence 1.25 in the WSJ and LibriSpeech recipes). A state
     // whose every weight is 0 (or whose sum overflows) can never score, and is refused.
     if (!(weight_sum > 0.0) || !std::isfinite(weight_sum)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          StateLabel(spec, s), ": weights sum to ", weight_sum, ", not a finite number > 0"));
+      return absl::InvalidArgumentError(absl::StrCat(StateLabel(spec, s), ": weights sum to ",
+                                                     weight_sum, ", not a finite number > 0"));
     }
   }
 

@@ -292,7 +292,7 @@ TEST(AlignCliTest, WordGraphsFromALexiconAlignAsKaldisGraphs) {
                          DataPath("kaldi-mono/final.mdl") + " ark,t:" + dir.file("text") +
                          " ark:" + dir.file("g3.fsts") + " 2>" + log)
                             .c_str()),
-            256);
+            255 << 8);
   EXPECT_NE(ReadFile(log).find(dir.file("lexicon") + ": line 2: phone 'zz' is not in the symbol"),
             std::string::npos)
       << ReadFile(log);

@@ -147,21 +147,21 @@ TEST(ComputeFeatsCliTest, KaldisExitStatusAndErrors) {
   WriteFile(dir.file("cut.scp"), "cut " + dir.file("cut.wav") + "\n");
   EXPECT_EQ(Gmmscore("compute-feats scp:" + dir.file("cut.scp") + " ark:" + dir.file("f.ark"),
                      dir.file("log")),
-            1);
+            255);
   EXPECT_NE(ReadFile(dir.file("log")).find("cut.wav"), std::string::npos);
   // A config line that is not an option names the file and line.
   WriteFile(dir.file("bad.conf"), "--dither=0\n--num-ceps=lots\n");
   EXPECT_EQ(Gmmscore("compute-feats --config=" + dir.file("bad.conf") +
                          " scp:" + dir.file("wav.scp") + " ark:" + dir.file("f.ark"),
                      dir.file("log")),
-            1);
+            255);
   EXPECT_NE(ReadFile(dir.file("log")).find("bad.conf:2"), std::string::npos);
   // A config file past 1 MiB is refused, not read in part: its last line would be lost.
   WriteFile(dir.file("huge.conf"), std::string(1 << 20, '\n') + "--num-ceps=lots\n");
   EXPECT_EQ(Gmmscore("compute-feats --config=" + dir.file("huge.conf") +
                          " scp:" + dir.file("wav.scp") + " ark:" + dir.file("f.ark"),
                      dir.file("log")),
-            1);
+            255);
   EXPECT_NE(ReadFile(dir.file("log")).find("huge.conf: over 1 MiB"), std::string::npos);
   // Wrong number of arguments: usage, status 1.
   EXPECT_EQ(Gmmscore("compute-feats scp:" + dir.file("wav.scp"), dir.file("log")), 1);

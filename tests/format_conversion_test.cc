@@ -90,18 +90,19 @@ TEST(CommandLine, ClearErrorsForBadInput) {
   EXPECT_EQ(RunCli("score --model " + mdl + " --feats ark:" + dir.file("f13.ark") +
                        " --out ark:" + dir.file("o.ark"),
                    dir.file("err.txt")),
-            1);
+            255);
   const std::string err = testing::ReadFile(dir.file("err.txt"));
   EXPECT_NE(err.find("utterance utt13: features have dimension 13, the model 39"),
             std::string::npos)
       << err;
   EXPECT_EQ(RunCli("score --model " + dir.file("missing.mdl") + " --feats ark:x --out ark:y",
                    dir.file("err2.txt")),
-            1);
+            255);
   EXPECT_NE(testing::ReadFile(dir.file("err2.txt")).find("missing.mdl: cannot open"),
             std::string::npos);
-  EXPECT_EQ(RunCli("score --model " + mdl + " --feats feats.ark --out ark:y"), 1);
-  EXPECT_EQ(RunCli("score --bogus"), 2);
+  // Errors exit 255, as Kaldi's tools; an unknown subcommand is gmmscore's own usage error.
+  EXPECT_EQ(RunCli("score --model " + mdl + " --feats feats.ark --out ark:y"), 255);
+  EXPECT_EQ(RunCli("score --bogus"), 255);
   EXPECT_EQ(RunCli("frobnicate"), 2);
 }
 

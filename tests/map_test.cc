@@ -519,7 +519,7 @@ TEST(AdaptCliTest, ModelOutIsAWholeModelForOneSpeaker) {
                            dir.file("two.mdl") + " " + Model() + " ark:" + Feats() +
                            " ark:" + dir.file("post.ark") + " ark:" + dir.file("map.ark"),
                        log),
-            1);
+            255);
   EXPECT_NE(ReadFile(log).find("--model-out takes a single speaker; the input has more (spkB)"),
             std::string::npos)
       << ReadFile(log);
@@ -569,7 +569,7 @@ TEST(AdaptCliTest, BadInputIsAnErrorNamingTheUtterance) {
   // An unknown transition-id.
   posteriors["lib-0880"][3] = {{5000, 1.0f}};
   WriteFile(dir.file("bad-tid.ark"), PosteriorArchive(posteriors));
-  EXPECT_EQ(run("", "ark:" + Feats(), "ark:" + dir.file("bad-tid.ark")), 1);
+  EXPECT_EQ(run("", "ark:" + Feats(), "ark:" + dir.file("bad-tid.ark")), 255);
   EXPECT_NE(ReadFile(log).find("gmmscore adapt: utterance lib-0880: frame 3: transition-id 5000 "
                                "is not in the model"),
             std::string::npos)
@@ -592,24 +592,24 @@ TEST(AdaptCliTest, BadInputIsAnErrorNamingTheUtterance) {
     }
     ASSERT_TRUE((*nan)->Close().ok() && (*narrow)->Close().ok());
   }
-  EXPECT_EQ(run("", "ark:" + dir.file("nan.ark"), "ark:" + dir.file("post.ark")), 1);
+  EXPECT_EQ(run("", "ark:" + dir.file("nan.ark"), "ark:" + dir.file("post.ark")), 255);
   EXPECT_NE(ReadFile(log).find("utterance raw-goforward: frame 5, dimension 2 is nan"),
             std::string::npos)
       << ReadFile(log);
   WriteFile(dir.file("spk2utt"), "spkA cards-001 cards-003\n");
   EXPECT_EQ(run("--spk2utt=ark:" + dir.file("spk2utt"), "ark:" + dir.file("narrow.ark"),
                 "ark:" + dir.file("post.ark")),
-            1);
+            255);
   EXPECT_NE(ReadFile(log).find("utterance cards-001: features have dimension 13, the model 39"),
             std::string::npos)
       << ReadFile(log);
 
   // Options gmm-adapt-map would refuse or misuse.
-  EXPECT_EQ(run("--update-flags=mx", "ark:" + Feats(), "ark:" + dir.file("post.ark")), 1);
+  EXPECT_EQ(run("--update-flags=mx", "ark:" + Feats(), "ark:" + dir.file("post.ark")), 255);
   EXPECT_NE(ReadFile(log).find("invalid letter 'x'"), std::string::npos) << ReadFile(log);
-  EXPECT_EQ(run("--mean-tau=-1", "ark:" + Feats(), "ark:" + dir.file("post.ark")), 1);
+  EXPECT_EQ(run("--mean-tau=-1", "ark:" + Feats(), "ark:" + dir.file("post.ark")), 255);
   EXPECT_NE(ReadFile(log).find("mean tau is -1"), std::string::npos) << ReadFile(log);
-  EXPECT_EQ(run("", "ark:" + Feats(), "ark:" + dir.file("no-such-file")), 1);
+  EXPECT_EQ(run("", "ark:" + Feats(), "ark:" + dir.file("no-such-file")), 255);
   EXPECT_NE(ReadFile(log).find("no-such-file"), std::string::npos) << ReadFile(log);
 }
 

@@ -318,7 +318,7 @@ TEST(MixDownTest, EstMixesDownAsTheLibraryDoes) {
   EXPECT_EQ(RunCommand(Cli() + " est --mix-down=-1 " + model_in + " " + dir.file("acc") + " " +
                            dir.file("bad.mdl"),
                        log),
-            1);
+            255);
   EXPECT_NE(ReadFile(log).find("target of at least 1"), std::string::npos) << ReadFile(log);
 }
 

@@ -59,7 +59,7 @@ TEST_F(ServerCliTest, StreamFailsClearlyOnAnUnknownModel) {
                       " --model nope --feats ark:" + DataPath("kaldi-mono/feats.ark") +
                       " --out ark:" + dir_.file("x.ark") + " 2>&1",
                   &log),
-            1);
+            255);
   EXPECT_NE(log.find("utterance cards-001: stream 'cards-001': no model 'nope'"), std::string::npos)
       << log;
 }
@@ -70,7 +70,7 @@ TEST_F(ServerCliTest, HealthAndBenchStream) {
   EXPECT_EQ(out, "SERVING\n");
   EXPECT_EQ(Shell(std::string(GMMSCORE_CLI) + " health --plaintext --server " + address_ +
                   " --service gmmscore.v1.Scorer/nope 2>/dev/null"),
-            1);
+            255);
   ASSERT_EQ(Shell(std::string(GMMSCORE_CLI) + " bench-stream --plaintext --server " + address_ +
                       " --model mono --streams 4 --seconds 1 --warmup-seconds 0.2 2>/dev/null",
                   &out),
@@ -103,7 +103,7 @@ TEST_F(ServerCliTest, HealthAndBenchStream) {
   EXPECT_NE(out.find("3 processes"), std::string::npos) << out;
   EXPECT_EQ(Shell(std::string(GMMSCORE_CLI) + " bench-stream --plaintext --server " + address_ +
                   " --model mono --streams 2 --processes 3 2>/dev/null"),
-            1)
+            255)
       << "more processes than streams";
 }
 

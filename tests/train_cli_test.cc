@@ -157,15 +157,16 @@ TEST(TrainCliTest, BadInputNamesTheUtteranceOrFile) {
   EXPECT_EQ(
       RunCommand(Cli() + " est " + Model() + " " + dir.file("cut.acc") + " " + dir.file("x.mdl"),
                  log),
-      1);
+      255);
   EXPECT_NE(ReadFile(log).find("cut.acc"), std::string::npos) << ReadFile(log);
   // Usage errors exit 1 as Kaldi's.
   EXPECT_EQ(RunCommand(Cli() + " est " + Model() + " " + dir.file("acc"), log), 1);
   EXPECT_EQ(RunCommand(Cli() + " sum-accs " + dir.file("acc"), log), 1);
+  // Errors exit 255, as Kaldi's.
   EXPECT_EQ(RunCommand(Cli() + " est --update-flags=mvq " + Model() + " " + dir.file("acc") + " " +
                            dir.file("x.mdl"),
                        log),
-            1);
+            255);
 }
 
 TEST(TrainCliTest, TrainGmmAsGmmGlobalInitFromFeats) {
@@ -218,7 +219,7 @@ TEST(TrainCliTest, TrainGmmRefusesBadFeatures) {
   EXPECT_EQ(RunCommand(Cli() + " train-gmm --backend=cpu ark,t:" + dir.file("nan.txt") + " " +
                            dir.file("x"),
                        log),
-            1);
+            255);
   EXPECT_NE(ReadFile(log).find("utterance u1, frame 1, dimension 1 is not finite"),
             std::string::npos)
       << ReadFile(log);
@@ -226,19 +227,19 @@ TEST(TrainCliTest, TrainGmmRefusesBadFeatures) {
   EXPECT_EQ(RunCommand(Cli() + " train-gmm --backend=cpu ark,t:" + dir.file("dims.txt") + " " +
                            dir.file("x"),
                        log),
-            1);
+            255);
   EXPECT_NE(ReadFile(log).find("utterance u2"), std::string::npos) << ReadFile(log);
   WriteFile(dir.file("empty.txt"), "");
   EXPECT_EQ(RunCommand(Cli() + " train-gmm --backend=cpu ark,t:" + dir.file("empty.txt") + " " +
                            dir.file("x"),
                        log),
-            1);
+            255);
   // More Gaussians than frames.
   WriteFile(dir.file("two.txt"), "u1  [\n  1 2 3\n  4 5 6 ]\n");
   EXPECT_EQ(RunCommand(Cli() + " train-gmm --backend=cpu --num-gauss=5 ark,t:" +
                            dir.file("two.txt") + " " + dir.file("x"),
                        log),
-            1);
+            255);
   EXPECT_NE(ReadFile(log).find("2 frames cannot start 5 Gaussians"), std::string::npos)
       << ReadFile(log);
 }
@@ -366,7 +367,7 @@ TEST(TrainCliTest, RefusesNegativeIterations) {
   const std::string log = dir.file("log");
   EXPECT_EQ(
       RunCommand(TrainCommand("--flat-start --baum-welch-iters=-1", Model(), dir.file("")), log),
-      1);
+      255);
   EXPECT_NE(ReadFile(log).find("must not be negative"), std::string::npos) << ReadFile(log);
 }
 

@@ -103,7 +103,8 @@ absl::Status Args::SetOption(const std::string& arg, bool kaldi, int argc, char*
     name.resize(eq);
     has_value = true;
   }
-  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat("Invalid option (no key): ", arg));
+  if (name.empty())
+    return absl::InvalidArgumentError(absl::StrCat("Invalid option (no key): ", arg));
   name = Normalized(name);
   const Option* o = Find(name);
   if (o == nullptr) {
@@ -129,7 +130,7 @@ absl::Status Args::SetOption(const std::string& arg, bool kaldi, int argc, char*
   if (name == "config") {
     // Parse() reads the command line's config files; one named inside a config file is not read,
     // as in Kaldi.
-    return i == nullptr ? absl::OkStatus() : ReadConfigFile(value, values);
+    return i == nullptr ? absl::OkStatus() : ReadConfigFile(value, values, nullptr);
   }
   auto& slot = (*values)[name];
   if (!slot.empty() && !o->repeatable) {
@@ -140,7 +141,8 @@ absl::Status Args::SetOption(const std::string& arg, bool kaldi, int argc, char*
   return absl::OkStatus();
 }
 
-absl::Status Args::ReadConfigFile(const std::string& path, Values* values) const {
+absl::Status Args::ReadConfigFile(const std::string& path, Values* values,
+                                  std::map<std::string, std::string>* origins) const {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("Cannot open config file: ", path));
   // Read whole, bounded: no config file is 1 MiB long; a device or a wrong path may be.
@@ -148,8 +150,7 @@ absl::Status Args::ReadConfigFile(const std::string& path, Values* values) const
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > kMaxConfigBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("config file ", path, ": longer than 1 MiB; is it a config file?"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": over 1 MiB; is it a config file?"));
   }
   int number = 0;
   for (absl::string_view piece : absl::StrSplit(text, '\n')) {
@@ -158,16 +159,21 @@ absl::Status Args::ReadConfigFile(const std::string& path, Values* values) const
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     const std::string stripped(absl::StripAsciiWhitespace(line));
     if (stripped.empty()) continue;
-    const std::string where = absl::StrCat("config file ", path, ": line ", number, ": ");
+    const std::string where = absl::StrCat(path, ":", number, ": ");
     if (!absl::StartsWith(stripped, "--")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, "'", stripped, "' is not of the form --x=y (files sourced by shell scripts "
-          "lack the '--')"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "'", stripped,
+                       "' is not of the form --x=y (files sourced by shell scripts "
+                       "lack the '--')"));
     }
     // A config file's values are Kaldi's --x=y, whoever reads them; later lines win.
     if (absl::Status s = SetOption(stripped, /*kaldi=*/true, 0, nullptr, nullptr, values);
         !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(where, s.message()));
+    }
+    if (origins != nullptr) {
+      const std::string name = stripped.substr(2, stripped.find('=') - 2);
+      (*origins)[Normalized(name)] = where;
     }
   }
   return absl::OkStatus();
@@ -178,6 +184,7 @@ absl::Status Args::Parse(int argc, char** argv, int first) {
   // Config files first (in order), then the command line over them.
   Values from_config;
   Values from_line;
+  std::map<std::string, std::string> config_origins;
   bool options_ended = false;
   for (int i = first; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -198,16 +205,19 @@ absl::Status Args::Parse(int argc, char** argv, int first) {
       } else if (!kaldi && i + 1 < argc) {
         path = argv[++i];
       } else {
-        return absl::InvalidArgumentError(absl::StrCat("Invalid option ", arg,
-                                                       " (option format is --config=FILE)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Invalid option ", arg, " (option format is --config=FILE)"));
       }
-      if (absl::Status s = ReadConfigFile(path, &from_config); !s.ok()) return s;
+      if (absl::Status s = ReadConfigFile(path, &from_config, &config_origins); !s.ok()) return s;
       continue;
     }
     if (absl::Status s = SetOption(arg, kaldi, argc, argv, &i, &from_line); !s.ok()) return s;
   }
   values_ = std::move(from_config);
   for (auto& [name, value] : from_line) values_[name] = std::move(value);
+  for (auto& [name, where] : config_origins) {
+    if (from_line.count(name) == 0) origins_[name] = std::move(where);
+  }
 
   absl::StatusOr<int> verbose = GetInt("verbose");
   if (!verbose.ok()) return verbose.status();
@@ -220,6 +230,11 @@ absl::Status Args::Parse(int argc, char** argv, int first) {
     std::fprintf(stderr, "%s\n", line.c_str());
   }
   return absl::OkStatus();
+}
+
+std::string Args::Origin(const std::string& name) const {
+  const auto it = origins_.find(name);
+  return it == origins_.end() ? "" : it->second;
 }
 
 std::string Args::Get(const std::string& name) const {
@@ -254,8 +269,8 @@ absl::StatusOr<double> Args::GetDouble(const std::string& name) const {
 
 std::string Args::Help() const {
   const std::string& kaldi = KaldiToolName();
-  std::string out = absl::StrCat("usage: ", kaldi.empty() ? "gmmscore " + command_ : kaldi, " ",
-                                 usage_, "\n");
+  std::string out =
+      absl::StrCat("usage: ", kaldi.empty() ? "gmmscore " + command_ : kaldi, " ", usage_, "\n");
   for (const Option& o : options_) {
     std::string left = absl::StrCat("  --", o.name, o.value_name.empty() ? "" : "=" + o.value_name);
     if (left.size() < 28) left.resize(28, ' ');

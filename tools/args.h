@@ -54,6 +54,9 @@ class Args {
   // A switch: true where given as "--name" or "--name=true", else its default ("true" or none).
   bool GetBool(const std::string& name) const { return Get(name) == "true"; }
   const std::vector<std::string>& positional() const { return positional_; }
+  // Where an option's value came from, for errors about the value: "FILE:LINE: " for a config
+  // file's line, "" for the command line or the default.
+  std::string Origin(const std::string& name) const;
 
  private:
   using Values = std::map<std::string, std::vector<std::string>>;
@@ -61,12 +64,14 @@ class Args {
   // Sets one option from "--name[=value]" (value taken from argv[*i + 1] where allowed).
   absl::Status SetOption(const std::string& arg, bool kaldi, int argc, char** argv, int* i,
                          Values* values) const;
-  absl::Status ReadConfigFile(const std::string& path, Values* values) const;
+  absl::Status ReadConfigFile(const std::string& path, Values* values,
+                              std::map<std::string, std::string>* origins) const;
 
   std::string command_;
   std::string usage_;
   std::vector<Option> options_;
   Values values_;
+  std::map<std::string, std::string> origins_;  // options set by a config file: "FILE:LINE: "
   std::vector<std::string> positional_;
 };
 

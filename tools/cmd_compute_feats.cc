@@ -84,7 +84,8 @@ int RunComputeFeats(int argc, char** argv) {
   for (const FrontEndOptionInfo& o : FrontEndOptionList()) {
     if (!args.Has(o.name)) continue;
     if (absl::Status s = SetFrontEndOption(o.name, args.Get(o.name), &opts); !s.ok()) {
-      return Fail("compute-feats", s);
+      return Fail("compute-feats",
+                  absl::Status(s.code(), absl::StrCat(args.Origin(o.name), s.message())));
     }
   }
   if (absl::Status s = opts.Validate(); !s.ok()) return Fail("compute-feats", s);

@@ -58,9 +58,9 @@ int RunKaldiLinks(int argc, char** argv) {
   std::error_code ec;
   const fs::path binary = fs::read_symlink("/proc/self/exe", ec);
   if (ec) {
-    return Fail("kaldi-links", absl::InternalError(absl::StrCat(
-                                   "cannot tell where this binary is (/proc/self/exe): ",
-                                   ec.message())));
+    return Fail("kaldi-links",
+                absl::InternalError(absl::StrCat(
+                    "cannot tell where this binary is (/proc/self/exe): ", ec.message())));
   }
   fs::create_directories(dir, ec);
   if (ec) {
@@ -72,9 +72,10 @@ int RunKaldiLinks(int argc, char** argv) {
     // Links of an earlier run (or to another build) are replaced; anything else is left alone.
     if (fs::is_symlink(link, ec)) fs::remove(link, ec);
     if (fs::exists(fs::symlink_status(link, ec))) {
-      return Fail("kaldi-links",
-                  absl::AlreadyExistsError(absl::StrCat(
-                      link.string(), " exists and is not a link; remove it or choose another DIR")));
+      return Fail(
+          "kaldi-links",
+          absl::AlreadyExistsError(absl::StrCat(
+              link.string(), " exists and is not a link; remove it or choose another DIR")));
     }
     fs::create_symlink(binary, link, ec);
     if (ec) {
@@ -82,10 +83,11 @@ int RunKaldiLinks(int argc, char** argv) {
                                      link.string(), ": cannot make the link: ", ec.message())));
     }
   }
-  std::printf("%zu Kaldi tools in %s (links to %s); put the folder first on PATH:\n"
-              "  export PATH=%s:$PATH\n",
-              KaldiTools().size(), dir.string().c_str(), binary.string().c_str(),
-              fs::absolute(dir).string().c_str());
+  std::printf(
+      "%zu Kaldi tools in %s (links to %s); put the folder first on PATH:\n"
+      "  export PATH=%s:$PATH\n",
+      KaldiTools().size(), dir.string().c_str(), binary.string().c_str(),
+      fs::absolute(dir).string().c_str());
   return 0;
 }
 

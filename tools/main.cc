@@ -4,7 +4,6 @@
 #include <exception>
 #include <new>
 #include <string>
-
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
