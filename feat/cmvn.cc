@@ -1,14 +1,21 @@
 #include "feat/cmvn.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "absl/strings/str_cat.h"
 
 namespace gmmscore {
 
+// As Kaldi's AccCmvnStats: the products in float (the weight is a float there), the sums in
+// double, so that the statistics are Kaldi's to the bit.
 void CmvnStats::AddFrame(const float* frame, double weight) {
-  count += weight;
+  const float w = static_cast<float>(weight);
+  count += w;
   for (size_t d = 0; d < sum.size(); ++d) {
-    sum[d] += weight * frame[d];
-    sum_sq[d] += weight * double{frame[d]} * frame[d];
+    const float x = frame[d];
+    sum[d] += x * w;
+    sum_sq[d] += x * x * w;
   }
 }
 
@@ -26,16 +33,65 @@ void CmvnStats::Add(const CmvnStats& other) {
   }
 }
 
+// As Kaldi's ApplyCmvn: the offset (and scale) computed in double and rounded to float, then
+// applied in float, so that the features are Kaldi's to the bit.
+std::vector<double> CmvnStats::KaldiRows() const {
+  const size_t dim = sum.size();
+  std::vector<double> rows(2 * (dim + 1), 0.0);
+  std::copy(sum.begin(), sum.end(), rows.begin());
+  rows[dim] = count;
+  std::copy(sum_sq.begin(), sum_sq.end(), rows.begin() + static_cast<ptrdiff_t>(dim + 1));
+  return rows;
+}
+
+absl::StatusOr<CmvnStats> CmvnStats::FromKaldiRows(int32_t rows, int32_t cols,
+                                                   const std::vector<double>& data,
+                                                   bool norm_vars) {
+  if (rows < 1 || rows > 2 || cols < 1 || data.size() != size_t(rows) * size_t(cols)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CMVN statistics are ", rows, " x ", cols, "; expected 2 x (dimension + 1)"));
+  }
+  if (rows == 1 && norm_vars) {
+    return absl::InvalidArgumentError(
+        "variance normalization was asked for, but the statistics have no variances");
+  }
+  const int32_t dim = cols - 1;
+  CmvnStats stats(dim);
+  stats.count = data[size_t(dim)];
+  if (!(stats.count >= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "insufficient statistics for cepstral mean and variance normalization: count = ",
+        stats.count));
+  }
+  std::copy_n(data.begin(), dim, stats.sum.begin());
+  if (rows == 2) std::copy_n(data.begin() + cols, dim, stats.sum_sq.begin());
+  return stats;
+}
+
+absl::Status CmvnStats::SkipDims(const std::vector<int32_t>& dims) {
+  for (const int32_t d : dims) {
+    if (d < 0 || size_t(d) >= sum.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--skip-dims: dimension ", d, " is not below ", sum.size()));
+    }
+    sum[size_t(d)] = 0.0;
+    sum_sq[size_t(d)] = count;
+  }
+  return absl::OkStatus();
+}
+
 void ApplyCmvnToFrame(const CmvnStats& stats, bool norm_vars, float* frame) {
   if (stats.count <= 0) return;
+  const float minus_inverse_count = static_cast<float>(-1.0 / stats.count);
   for (size_t d = 0; d < stats.sum.size(); ++d) {
-    const double mean = stats.sum[d] / stats.count;
-    double scale = 1.0;
-    if (norm_vars) {
-      const double var = std::max(stats.sum_sq[d] / stats.count - mean * mean, 1e-20);
-      scale = 1.0 / std::sqrt(var);
+    if (!norm_vars) {
+      frame[d] += static_cast<float>(minus_inverse_count * stats.sum[d]);
+      continue;
     }
-    frame[d] = static_cast<float>((frame[d] - mean) * scale);
+    const double mean = stats.sum[d] / stats.count;
+    const double var = std::max(stats.sum_sq[d] / stats.count - mean * mean, 1e-20);
+    const double scale = 1.0 / std::sqrt(var);
+    frame[d] = frame[d] * static_cast<float>(scale) + static_cast<float>(-(mean * scale));
   }
 }
 

@@ -7,6 +7,7 @@
 #include <deque>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "util/matrix.h"
 
 namespace gmmscore {
@@ -21,6 +22,16 @@ struct CmvnStats {
   void AddFrames(const Matrix& feats);
   void SubtractFrame(const float* frame);
   void Add(const CmvnStats& other);
+
+  // Kaldi's matrix of CMVN statistics (compute-cmvn-stats' output): 2 x (dim + 1), row 0 the sums
+  // and the count, row 1 the sums of squares and 0; row-major.
+  std::vector<double> KaldiRows() const;
+  // From such a matrix (rows 1 or 2; 2 needed for norm_vars); errors say what is wrong. Kaldi's
+  // apply-cmvn refuses a count below 1, and so does this.
+  static absl::StatusOr<CmvnStats> FromKaldiRows(int32_t rows, int32_t cols,
+                                                 const std::vector<double>& data, bool norm_vars);
+  // Dimensions left unnormalised (apply-cmvn --skip-dims): their mean 0 and variance 1.
+  absl::Status SkipDims(const std::vector<int32_t>& dims);
 };
 
 // Normalises frame in place with stats (apply-cmvn's ApplyCmvn). Does nothing when the count is

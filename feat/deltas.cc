@@ -15,19 +15,23 @@ absl::Status DeltaOptions::Validate() const {
 }
 
 DeltaComputer::DeltaComputer(const DeltaOptions& opts) : opts_(opts) {
-  scales_.push_back({1.0});
-  double normalizer = 0;
-  for (int32_t j = -opts.window; j <= opts.window; ++j) normalizer += double(j) * j;
+  // As Kaldi's DeltaFeatures: each order's window is the previous one convolved with j, summed
+  // in float, then scaled by the float 1 / sum(j^2).
+  scales_.push_back({1.0f});
+  float normalizer = 0;
+  for (int32_t j = -opts.window; j <= opts.window; ++j) normalizer += static_cast<float>(j * j);
+  const float inverse = static_cast<float>(1.0 / normalizer);
   for (int32_t i = 1; i <= opts.order; ++i) {
-    const std::vector<double>& prev = scales_.back();
+    const std::vector<float> prev = scales_.back();
     const int32_t prev_half = static_cast<int32_t>(prev.size() - 1) / 2;
     const int32_t half = prev_half + opts.window;
-    std::vector<double> cur(2 * half + 1, 0.0);
+    std::vector<float> cur(2 * half + 1, 0.0f);
     for (int32_t j = -opts.window; j <= opts.window; ++j) {
       for (int32_t k = -prev_half; k <= prev_half; ++k) {
-        cur[j + k + half] += j * prev[k + prev_half] / normalizer;
+        cur[j + k + half] += static_cast<float>(j) * prev[k + prev_half];
       }
     }
+    for (float& w : cur) w *= inverse;
     scales_.push_back(std::move(cur));
   }
 }

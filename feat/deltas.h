@@ -2,6 +2,8 @@
 // DeltaFeatures): order-i coefficients are the order-(i-1) ones convolved with the regression
 // window j / sum(j^2), j in [-window, window]; frames past either end repeat the end frame.
 // Output frame t needs input frames up to t + order * window: the look-ahead a stream pays.
+// The arithmetic is Kaldi's, in float (its scales, and a multiply and an add per term in window
+// order), so that the features are add-deltas' to the bit.
 #pragma once
 
 #include <cstdint>
@@ -28,22 +30,22 @@ class DeltaComputer {
   template <typename RowFn>
   void ComputeFrame(RowFn input, int32_t dim, int64_t rows, int64_t t, float* out) const {
     for (int32_t i = 0; i <= opts_.order; ++i) {
-      const std::vector<double>& s = scales_[i];
+      const std::vector<float>& s = scales_[i];
       const int64_t half = static_cast<int64_t>(s.size() - 1) / 2;
-      std::vector<double> acc(dim, 0.0);
+      float* acc = out + i * dim;
+      std::fill_n(acc, dim, 0.0f);
       for (int64_t j = -half; j <= half; ++j) {
-        const double w = s[j + half];
+        const float w = s[j + half];
         if (w == 0) continue;
         const float* row = input(std::clamp<int64_t>(t + j, 0, rows - 1));
         for (int32_t d = 0; d < dim; ++d) acc[d] += w * row[d];
       }
-      for (int32_t d = 0; d < dim; ++d) out[i * dim + d] = static_cast<float>(acc[d]);
     }
   }
 
  private:
   DeltaOptions opts_;
-  std::vector<std::vector<double>> scales_;  // per order, 2 * order * window + 1 weights
+  std::vector<std::vector<float>> scales_;  // per order, 2 * order * window + 1 weights
 };
 
 // add-deltas on a whole utterance.

@@ -476,9 +476,11 @@ absl::StatusOr<Matrix> KaldiReader::CompressedMatrix(int format) {
   // The data of all three formats, column headers included, before anything is sized.
   const uint64_t data_bytes = format == 1 ? 8 * uint64_t(header.cols) + n : format == 2 ? 2 * n : n;
   GMM_RETURN_IF_ERROR(CheckObjectBytes(n, data_bytes, "a compressed matrix", shape));
+  // The arithmetic is Kaldi's (CompressedMatrix::CopyToMat), float and double where it uses
+  // each, so that the values are the ones Kaldi's tools see, to the bit.
   Matrix m;
   auto decode16 = [&](uint16_t v) {
-    return header.min_value + header.range * (1.0f / 65535.0f) * v;
+    return header.min_value + header.range * (1.0f / 65535.0f) * static_cast<float>(v);
   };
   if (format == 1) {
     std::vector<uint16_t> col_headers;
@@ -493,27 +495,32 @@ absl::StatusOr<Matrix> KaldiReader::CompressedMatrix(int format) {
                   p75 = decode16(col_headers[c * 4 + 2]), p100 = decode16(col_headers[c * 4 + 3]);
       for (int32_t r = 0; r < header.rows; ++r) {
         const uint8_t v = bytes[size_t(c) * header.rows + r];
-        float x;
+        double x;  // a float product scaled and added in double, as Kaldi's CharToFloat
         if (v <= 64)
-          x = p0 + (p25 - p0) * v * (1.0f / 64.0f);
+          x = p0 + static_cast<double>((p25 - p0) * static_cast<float>(v)) * (1 / 64.0);
         else if (v <= 192)
-          x = p25 + (p75 - p25) * (v - 64) * (1.0f / 128.0f);
+          x = p25 + static_cast<double>((p75 - p25) * static_cast<float>(v - 64)) * (1 / 128.0);
         else
-          x = p75 + (p100 - p75) * (v - 192) * (1.0f / 63.0f);
-        m.at(r, c) = x;
+          x = p75 + static_cast<double>((p100 - p75) * static_cast<float>(v - 192)) * (1 / 63.0);
+        m.at(r, c) = static_cast<float>(x);
       }
     }
   } else if (format == 2) {
     std::vector<uint16_t> codes;
     GMM_RETURN_IF_ERROR(ReadArray(n, &codes, "a compressed matrix", shape));
     m.Resize(header.rows, header.cols);
-    for (size_t i = 0; i < n; ++i) m.data[i] = decode16(codes[i]);
+    const float increment = static_cast<float>(header.range * (1.0 / 65535.0));
+    for (size_t i = 0; i < n; ++i) {
+      m.data[i] = header.min_value + static_cast<float>(codes[i]) * increment;
+    }
   } else {
     std::vector<uint8_t> codes;
     GMM_RETURN_IF_ERROR(ReadArray(n, &codes, "a compressed matrix", shape));
     m.Resize(header.rows, header.cols);
-    for (size_t i = 0; i < n; ++i)
-      m.data[i] = header.min_value + header.range * (1.0f / 255.0f) * codes[i];
+    const float increment = static_cast<float>(header.range * (1.0 / 255.0));
+    for (size_t i = 0; i < n; ++i) {
+      m.data[i] = header.min_value + static_cast<float>(codes[i]) * increment;
+    }
   }
   return m;
 }
@@ -600,27 +607,35 @@ void KaldiWriter::RealVector(const T* data, size_t n) {
 void KaldiWriter::FloatVector(const float* data, size_t n) { RealVector(data, n); }
 void KaldiWriter::DoubleVector(const double* data, size_t n) { RealVector(data, n); }
 
-void KaldiWriter::FloatMatrix(const Matrix& m) {
+template <typename T>
+void KaldiWriter::RealMatrix(const char* token, int32_t rows, int32_t cols, const T* data) {
   if (binary_) {
-    Token("FM");
-    Int32(m.rows);
-    Int32(m.cols);
-    os_.write(reinterpret_cast<const char*>(m.data.data()), std::streamsize(m.data.size() * 4));
+    Token(token);
+    Int32(rows);
+    Int32(cols);
+    os_.write(reinterpret_cast<const char*>(data),
+              std::streamsize(size_t(rows) * size_t(cols) * sizeof(T)));
     return;
   }
-  if (m.cols == 0) {  // Kaldi's text form of an empty matrix
+  if (cols == 0) {  // Kaldi's text form of an empty matrix
     os_ << " [ ]\n";
     return;
   }
   os_ << " [";
-  for (int32_t r = 0; r < m.rows; ++r) {
+  for (int32_t r = 0; r < rows; ++r) {
     os_ << "\n  ";
-    for (int32_t c = 0; c < m.cols; ++c) {
-      WriteTextReal(os_, m.at(r, c));
+    for (int32_t c = 0; c < cols; ++c) {
+      WriteTextReal(os_, data[size_t(r) * cols + c]);
       os_ << ' ';
     }
   }
   os_ << "]\n";
+}
+
+void KaldiWriter::FloatMatrix(const Matrix& m) { RealMatrix("FM", m.rows, m.cols, m.data.data()); }
+
+void KaldiWriter::DoubleMatrix(int32_t rows, int32_t cols, const double* data) {
+  RealMatrix("DM", rows, cols, data);
 }
 
 }  // namespace gmmscore

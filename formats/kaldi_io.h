@@ -118,6 +118,8 @@ class KaldiWriter {
   void FloatVector(const float* data, size_t n);
   void DoubleVector(const double* data, size_t n);
   void FloatMatrix(const Matrix& m);
+  // A Kaldi Matrix<double> ("DM" binary), row-major values.
+  void DoubleMatrix(int32_t rows, int32_t cols, const double* data);
   void Newline() {
     if (!binary_) os_ << '\n';
   }
@@ -126,6 +128,8 @@ class KaldiWriter {
  private:
   template <typename T>
   void RealVector(const T* data, size_t n);
+  template <typename T>
+  void RealMatrix(const char* token, int32_t rows, int32_t cols, const T* data);
   std::ostream& os_;
   bool binary_;
 };

@@ -39,6 +39,25 @@ absl::Status Int32VectorTableWriter::Write(const std::string& key,
   });
 }
 
+absl::StatusOr<std::unique_ptr<Int32TableWriter>> Int32TableWriter::Open(
+    const std::string& wspecifier) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryWriter> entries,
+                       TableEntryWriter::Open(wspecifier));
+  return std::unique_ptr<Int32TableWriter>(new Int32TableWriter(std::move(entries)));
+}
+
+absl::Status Int32TableWriter::Write(const std::string& key, int32_t value) {
+  return entries_->Write(key, [&](std::ostream& os, bool binary) {
+    if (binary) {
+      KaldiWriter writer(os, binary);
+      writer.BinaryMarker();
+      writer.Int32(value);
+    } else {
+      os << value << " \n";
+    }
+  });
+}
+
 absl::StatusOr<std::unique_ptr<FloatTableWriter>> FloatTableWriter::Open(
     const std::string& wspecifier) {
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryWriter> entries,

@@ -54,6 +54,17 @@ class Int32VectorTableWriter : public KaldiTableWriterBase {
   using KaldiTableWriterBase::KaldiTableWriterBase;
 };
 
+// Int32Writer (feat-to-len's lengths, copy-feats --write-num-frames): binary "\0B" '\4' + 4
+// bytes, text "297 \n".
+class Int32TableWriter : public KaldiTableWriterBase {
+ public:
+  static absl::StatusOr<std::unique_ptr<Int32TableWriter>> Open(const std::string& wspecifier);
+  absl::Status Write(const std::string& key, int32_t value);
+
+ private:
+  using KaldiTableWriterBase::KaldiTableWriterBase;
+};
+
 class FloatTableWriter : public KaldiTableWriterBase {
  public:
   static absl::StatusOr<std::unique_ptr<FloatTableWriter>> Open(const std::string& wspecifier);

@@ -103,4 +103,15 @@ absl::Status MatrixTableWriter::Write(const std::string& key, const Matrix& valu
   });
 }
 
+absl::Status WriteMatrixFile(const Matrix& m, const std::string& wxfilename, bool binary) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<OutputStream> output, OutputStream::Open(wxfilename));
+  KaldiWriter writer(output->stream(), binary);
+  writer.BinaryMarker();
+  writer.FloatMatrix(m);
+  if (!output->stream()) {
+    return absl::DataLossError(absl::StrCat(output->name(), ": write failed"));
+  }
+  return output->Close();
+}
+
 }  // namespace gmmscore

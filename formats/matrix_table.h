@@ -36,4 +36,7 @@ class MatrixTableWriter {
   std::unique_ptr<TableEntryWriter> entries_;
 };
 
+// One matrix object to a whole file (Kaldi's WriteKaldiObject through a wxfilename).
+absl::Status WriteMatrixFile(const Matrix& m, const std::string& wxfilename, bool binary);
+
 }  // namespace gmmscore

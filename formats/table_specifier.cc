@@ -95,4 +95,13 @@ absl::StatusOr<TableSpecifier> ParseWspecifier(const std::string& spec) {
   return Parse(spec, true);
 }
 
+bool IsTableSpecifier(const std::string& spec) {
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos) return false;
+  for (const absl::string_view option : absl::StrSplit(spec.substr(0, colon), ',')) {
+    if (option == "ark" || option == "scp") return true;
+  }
+  return false;
+}
+
 }  // namespace gmmscore

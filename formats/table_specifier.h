@@ -30,6 +30,9 @@ struct TableSpecifier {
 };
 
 absl::StatusOr<TableSpecifier> ParseRspecifier(const std::string& spec);
+// Whether spec names a table ("ark:...", "scp:...", "ark,t:..."), not a single file: Kaldi's
+// tools that take either (compute-cmvn-stats, feat-to-dim) decide by this, as ClassifyWspecifier.
+bool IsTableSpecifier(const std::string& spec);
 absl::StatusOr<TableSpecifier> ParseWspecifier(const std::string& spec);
 
 }  // namespace gmmscore

@@ -21,5 +21,12 @@ int RunBenchStream(int argc, char** argv);
 int RunHealth(int argc, char** argv);
 int RunBoostSilence(int argc, char** argv);
 int RunGmmInfo(int argc, char** argv);
+// Kaldi's feature-table tools, run under their Kaldi names (tools/kaldi_tools.h).
+int RunFeatToDim(int argc, char** argv);
+int RunFeatToLen(int argc, char** argv);
+int RunSubsetFeats(int argc, char** argv);
+int RunAddDeltas(int argc, char** argv);
+int RunComputeCmvnStats(int argc, char** argv);
+int RunApplyCmvn(int argc, char** argv);
 
 }  // namespace gmmscore

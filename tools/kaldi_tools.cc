@@ -11,7 +11,12 @@ namespace gmmscore {
 
 const std::vector<KaldiTool>& KaldiTools() {
   static const std::vector<KaldiTool> tools = {
+      {"add-deltas", "add-deltas", {}},
+      {"apply-cmvn", "apply-cmvn", {}},
+      {"compute-cmvn-stats", "compute-cmvn-stats", {}},
       {"compute-mfcc-feats", "compute-feats", {}},
+      {"feat-to-dim", "feat-to-dim", {}},
+      {"feat-to-len", "feat-to-len", {}},
       {"gmm-acc-stats", "acc-stats", {"--posteriors"}},
       {"gmm-acc-stats-ali", "acc-stats", {}},
       {"gmm-adapt-map", "adapt", {}},
@@ -20,6 +25,7 @@ const std::vector<KaldiTool>& KaldiTools() {
       {"gmm-est", "est", {}},
       {"gmm-info", "gmm-info", {}},
       {"gmm-sum-accs", "sum-accs", {}},
+      {"subset-feats", "subset-feats", {}},
   };
   return tools;
 }

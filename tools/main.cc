@@ -61,6 +61,12 @@ int Dispatch(const std::string& command, int argc, char** argv) {
   if (command == "health") return RunHealth(argc, argv);
   if (command == "boost-silence") return RunBoostSilence(argc, argv);
   if (command == "gmm-info") return RunGmmInfo(argc, argv);
+  if (command == "feat-to-dim") return RunFeatToDim(argc, argv);
+  if (command == "feat-to-len") return RunFeatToLen(argc, argv);
+  if (command == "subset-feats") return RunSubsetFeats(argc, argv);
+  if (command == "add-deltas") return RunAddDeltas(argc, argv);
+  if (command == "compute-cmvn-stats") return RunComputeCmvnStats(argc, argv);
+  if (command == "apply-cmvn") return RunApplyCmvn(argc, argv);
   if (command == "kaldi-links") return RunKaldiLinks(argc, argv);
   return -1;
 }

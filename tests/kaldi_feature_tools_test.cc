@@ -1,0 +1,160 @@
+// Kaldi's feature-table tools under their Kaldi names (gmmscore kaldi-links), on what real Kaldi
+// made (tests/data/kaldi-tri-feats): compute-cmvn-stats, apply-cmvn, add-deltas and subset-feats
+// give Kaldi's archives byte for byte, feat-to-len and feat-to-dim Kaldi's text; errors exit 255
+// naming what is wrong, and an utterance without statistics is a warning, as in Kaldi.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace gmmscore::testing {
+namespace {
+
+std::string Data(const std::string& name) { return DataPath("kaldi-tri-feats/" + name); }
+
+int RunCommand(const std::string& command, const std::string& log) {
+  const int status = std::system(("(" + command + ") 2>" + log).c_str());
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class KaldiFeatureToolsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(
+        RunCommand(std::string(GMMSCORE_CLI) + " kaldi-links " + dir_.file("bin") + " >/dev/null",
+                   log()),
+        0)
+        << ReadFile(log());
+  }
+  // A Kaldi tool of the links folder, without the command line echoed.
+  std::string Tool(const std::string& name) const {
+    return dir_.file("bin/" + name) + " --print-args=false";
+  }
+  std::string file(const std::string& name) const { return dir_.file(name); }
+  std::string log() const { return dir_.file("log"); }
+
+  TempDir dir_;
+};
+
+TEST_F(KaldiFeatureToolsTest, CmvnAndDeltasAreKaldisBytes) {
+  // steps/compute_cmvn_stats.sh
+  ASSERT_EQ(RunCommand(Tool("compute-cmvn-stats") + " --spk2utt=ark:" + Data("spk2utt") +
+                           " ark:" + Data("feats.ark") + " ark:" + file("cmvn.ark"),
+                       log()),
+            0)
+      << ReadFile(log());
+  EXPECT_NE(ReadFile(log()).find("Done accumulating CMVN stats for 102 utterances; 0 had errors."),
+            std::string::npos)
+      << ReadFile(log());
+  EXPECT_EQ(ReadFile(file("cmvn.ark")), ReadFile(Data("cmvn.ark")));
+  // train_deltas.sh's features.
+  ASSERT_EQ(
+      RunCommand(Tool("apply-cmvn") + " --utt2spk=ark:" + Data("utt2spk") +
+                     " ark:" + Data("cmvn.ark") + " ark:" + Data("feats.ark") + " ark:- | " +
+                     Tool("subset-feats") + " --include=" + Data("subset.list") +
+                     " ark:- ark:- | " + Tool("add-deltas") + " ark:- ark:" + file("delta.ark"),
+                 log()),
+      0)
+      << ReadFile(log());
+  EXPECT_EQ(ReadFile(file("delta.ark")), ReadFile(Data("feats_delta.sub.ark")));
+  // Per-utterance statistics (no --spk2utt), global statistics to a file, and their use.
+  ASSERT_EQ(RunCommand(Tool("compute-cmvn-stats") + " ark:" + Data("feats.ark") +
+                           " ark,t:" + file("utt.txt") + " && " + Tool("compute-cmvn-stats") +
+                           " ark:" + Data("feats.ark") + " " + file("global.mat") + " && " +
+                           Tool("apply-cmvn") + " --norm-vars=true " + file("global.mat") +
+                           " ark:" + Data("feats.ark") + " ark:/dev/null",
+                       log()),
+            0)
+      << ReadFile(log());
+  EXPECT_NE(ReadFile(log()).find("Applied cepstral mean and variance normalization to 102"),
+            std::string::npos)
+      << ReadFile(log());
+}
+
+TEST_F(KaldiFeatureToolsTest, LengthsDimsAndSubsets) {
+  ASSERT_EQ(RunCommand(Tool("feat-to-len") + " ark:" + Data("feats.ark") +
+                           " ark,t:" + file("utt2num_frames"),
+                       log()),
+            0);
+  EXPECT_EQ(ReadFile(file("utt2num_frames")), ReadFile(Data("utt2num_frames")));
+  ASSERT_EQ(RunCommand(Tool("feat-to-len") + " ark:" + Data("feats.ark") + " >" + file("total") +
+                           " && " + Tool("feat-to-dim") + " ark:" + Data("feats.ark") + " - >" +
+                           file("dim") + " && " + Tool("feat-to-dim") +
+                           " ark:" + Data("feats.ark") + " ark,t:- | head -1 >" + file("dims"),
+                       log()),
+            0)
+      << ReadFile(log());
+  EXPECT_EQ(ReadFile(file("total")), "28389\n");
+  EXPECT_EQ(ReadFile(file("dim")), "13\n");
+  EXPECT_EQ(ReadFile(file("dims")), "egbf2-001 13 \n");
+  ASSERT_EQ(RunCommand(Tool("subset-feats") + " --n=2 ark:" + Data("feats.ark") + " ark:- | " +
+                           Tool("feat-to-len") + " ark:- ark,t:" + file("two"),
+                       log()),
+            0);
+  EXPECT_EQ(ReadFile(file("two")), "egbf2-001 284 \negbf2-002 159 \n");
+  std::ofstream(file("exclude")) << "egbf2-001\n";
+  ASSERT_EQ(RunCommand(Tool("subset-feats") + " --exclude=" + file("exclude") +
+                           " ark:" + Data("feats.ark") + " ark:- | " + Tool("feat-to-len") +
+                           " ark:- >" + file("rest"),
+                       log()),
+            0);
+  EXPECT_EQ(ReadFile(file("rest")), "28105\n");  // all but egbf2-001's 284 frames
+}
+
+TEST_F(KaldiFeatureToolsTest, ErrorsAndWarningsAsKaldis) {
+  // An utterance whose speaker has no statistics: a warning, no output for it.
+  std::ofstream(file("utt2spk")) << "egbf2-001 nobody\n";
+  EXPECT_EQ(RunCommand(Tool("apply-cmvn") + " --utt2spk=ark:" + file("utt2spk") + " ark:" +
+                           Data("cmvn.ark") + " ark:" + Data("feats.ark") + " ark:/dev/null",
+                       log()),
+            1);
+  EXPECT_NE(ReadFile(log()).find("WARNING (apply-cmvn) No normalization statistics available for "
+                                 "key egbf2-001"),
+            std::string::npos)
+      << ReadFile(log());
+  // Statistics of another dimension: an error naming the utterance.
+  EXPECT_EQ(RunCommand(Tool("apply-cmvn") + " --utt2spk=ark:" + Data("utt2spk") +
+                           " ark:" + Data("cmvn.ark") + " ark:" + Data("feats_delta.sub.ark") +
+                           " ark:/dev/null",
+                       log()),
+            255);
+  EXPECT_NE(ReadFile(log()).find("egbf2-001: Dim mismatch"), std::string::npos) << ReadFile(log());
+  // Options Kaldi refuses.
+  EXPECT_EQ(RunCommand(Tool("apply-cmvn") + " --norm-vars=true --norm-means=false a b c", log()),
+            255);
+  EXPECT_EQ(RunCommand(Tool("compute-cmvn-stats") + " --spk2utt=ark:" + Data("spk2utt") +
+                           " ark:" + Data("feats.ark") + " " + file("global.mat"),
+                       log()),
+            255);
+  EXPECT_NE(ReadFile(log()).find("did you forget ark:?"), std::string::npos);
+  EXPECT_EQ(RunCommand(Tool("subset-feats") + " --n=0 ark:" + Data("feats.ark") + " ark:-", log()),
+            255);
+  EXPECT_EQ(
+      RunCommand(Tool("add-deltas") + " --truncate=20 ark:" + Data("feats.ark") + " ark:/dev/null",
+                 log()),
+      255);
+  EXPECT_EQ(RunCommand(Tool("feat-to-dim") + " ark:/dev/null -", log()), 255);
+  EXPECT_NE(ReadFile(log()).find("empty archive"), std::string::npos);
+  // A truncated archive: an error naming it, and nothing reported as done.
+  const std::string feats = ReadFile(Data("feats.ark"));
+  std::ofstream(file("cut.ark"), std::ios::binary) << feats.substr(0, feats.size() / 2);
+  EXPECT_EQ(RunCommand(Tool("add-deltas") + " ark:" + file("cut.ark") + " ark:/dev/null", log()),
+            255);
+  EXPECT_NE(ReadFile(log()).find("cut.ark"), std::string::npos) << ReadFile(log());
+  // Unopenable outputs.
+  for (const char* tool : {"add-deltas", "subset-feats", "feat-to-len"}) {
+    EXPECT_EQ(
+        RunCommand(Tool(tool) + " ark:" + Data("feats.ark") + " ark:" + file("no/such/dir/x.ark"),
+                   log()),
+        255)
+        << tool;
+    EXPECT_NE(ReadFile(log()).find("no/such/dir/x.ark"), std::string::npos) << tool;
+  }
+}
+
+}  // namespace
+}  // namespace gmmscore::testing
