@@ -58,6 +58,29 @@ absl::Status Int32TableWriter::Write(const std::string& key, int32_t value) {
   });
 }
 
+absl::StatusOr<std::unique_ptr<Int32PairVectorTableWriter>> Int32PairVectorTableWriter::Open(
+    const std::string& wspecifier) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryWriter> entries,
+                       TableEntryWriter::Open(wspecifier));
+  return std::unique_ptr<Int32PairVectorTableWriter>(
+      new Int32PairVectorTableWriter(std::move(entries)));
+}
+
+absl::Status Int32PairVectorTableWriter::Write(
+    const std::string& key, absl::Span<const std::pair<int32_t, int32_t>> value) {
+  return entries_->Write(key, [&](std::ostream& os, bool binary) {
+    KaldiWriter writer(os, binary);
+    writer.BinaryMarker();
+    if (binary) writer.Int32(static_cast<int32_t>(value.size()));
+    for (size_t i = 0; i < value.size(); ++i) {
+      writer.Int32(value[i].first);
+      writer.Int32(value[i].second);
+      if (!binary && i + 1 < value.size()) os << "; ";
+    }
+    if (!binary) os << '\n';
+  });
+}
+
 absl::StatusOr<std::unique_ptr<FloatTableWriter>> FloatTableWriter::Open(
     const std::string& wspecifier) {
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryWriter> entries,

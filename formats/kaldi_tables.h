@@ -65,6 +65,18 @@ class Int32TableWriter : public KaldiTableWriterBase {
   using KaldiTableWriterBase::KaldiTableWriterBase;
 };
 
+// Int32PairVectorWriter (ali-to-phones --write-lengths): binary "\0B", the length, then each
+// pair's two values as WriteBasicType<int32>; text "1 5 ; 2 7 \n".
+class Int32PairVectorTableWriter : public KaldiTableWriterBase {
+ public:
+  static absl::StatusOr<std::unique_ptr<Int32PairVectorTableWriter>> Open(
+      const std::string& wspecifier);
+  absl::Status Write(const std::string& key, absl::Span<const std::pair<int32_t, int32_t>> value);
+
+ private:
+  using KaldiTableWriterBase::KaldiTableWriterBase;
+};
+
 class FloatTableWriter : public KaldiTableWriterBase {
  public:
   static absl::StatusOr<std::unique_ptr<FloatTableWriter>> Open(const std::string& wspecifier);

@@ -176,6 +176,38 @@ TEST_F(KaldiToolsTest, KaldisParserUnderKaldisNames) {
   EXPECT_NE(ReadFile(log()).find("missing.mdl"), std::string::npos) << ReadFile(log());
 }
 
+// ali-to-pdf, ali-to-phones and copy-int-vector give Kaldi's own files for Kaldi's alignments.
+TEST_F(KaldiToolsTest, AlignmentConvertersGiveKaldisFiles) {
+  const std::string ali = DataPath("kaldi-mono/ali.txt");
+  ASSERT_EQ(RunCommand(tool("ali-to-pdf") + " " + Model() + " ark:" + ali + " ark,t:" +
+                           file("pdf.txt") + " && " + tool("ali-to-phones") + " --per-frame " +
+                           Model() + " ark:" + ali + " ark,t:" + file("phones.txt") + " && " +
+                           tool("copy-int-vector") + " ark:" + ali + " ark:- | " +
+                           tool("copy-int-vector") + " ark:- ark,t:" + file("ali.txt"),
+                       log()),
+            0)
+      << ReadFile(log());
+  EXPECT_EQ(ReadFile(file("pdf.txt")), ReadFile(DataPath("kaldi-mono/pdf_ali.txt")));
+  EXPECT_EQ(ReadFile(file("phones.txt")), ReadFile(DataPath("kaldi-mono/phone_ali.txt")));
+  EXPECT_EQ(ReadFile(file("ali.txt")), ReadFile(ali));
+  // --write-lengths: (phone, frames) pairs, as analyze_alignments.sh reads them.
+  ASSERT_EQ(RunCommand(tool("ali-to-phones") + " --write-lengths=true " + Model() + " ark:" + ali +
+                           " ark,t:- | head -1 > " + file("lengths.txt"),
+                       log()),
+            0);
+  EXPECT_EQ(ReadFile(file("lengths.txt")),
+            "cards-001 1 17 ; 5 7 ; 6 17 ; 14 3 ; 3 8 ; 7 13 ; 11 4 ; 12 7 ; 17 10 ; 4 3 ; 16 6 ; "
+            "1 13 \n");
+  // A transition-id the model does not have: an error naming the utterance and frame.
+  std::ofstream(file("bad.ali")) << "u1 2 2 999\n";
+  EXPECT_EQ(
+      RunCommand(tool("ali-to-pdf") + " " + Model() + " ark:" + file("bad.ali") + " ark:/dev/null",
+                 log()),
+      255);
+  EXPECT_NE(ReadFile(log()).find("utterance u1, frame 2: transition-id 999"), std::string::npos)
+      << ReadFile(log());
+}
+
 // Outputs that cannot be opened: an error naming the specifier and 255, in every tool that
 // writes a table (this crashed in TableEntryWriter before).
 TEST_F(KaldiToolsTest, UnopenableOutputsAreErrorsNotCrashes) {

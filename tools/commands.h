@@ -28,5 +28,8 @@ int RunSubsetFeats(int argc, char** argv);
 int RunAddDeltas(int argc, char** argv);
 int RunComputeCmvnStats(int argc, char** argv);
 int RunApplyCmvn(int argc, char** argv);
+int RunAliToPdf(int argc, char** argv);
+int RunAliToPhones(int argc, char** argv);
+int RunCopyIntVector(int argc, char** argv);
 
 }  // namespace gmmscore

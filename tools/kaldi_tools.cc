@@ -12,9 +12,12 @@ namespace gmmscore {
 const std::vector<KaldiTool>& KaldiTools() {
   static const std::vector<KaldiTool> tools = {
       {"add-deltas", "add-deltas", {}},
+      {"ali-to-pdf", "ali-to-pdf", {}},
+      {"ali-to-phones", "ali-to-phones", {}},
       {"apply-cmvn", "apply-cmvn", {}},
       {"compute-cmvn-stats", "compute-cmvn-stats", {}},
       {"compute-mfcc-feats", "compute-feats", {}},
+      {"copy-int-vector", "copy-int-vector", {}},
       {"feat-to-dim", "feat-to-dim", {}},
       {"feat-to-len", "feat-to-len", {}},
       {"gmm-acc-stats", "acc-stats", {"--posteriors"}},

@@ -67,6 +67,9 @@ int Dispatch(const std::string& command, int argc, char** argv) {
   if (command == "add-deltas") return RunAddDeltas(argc, argv);
   if (command == "compute-cmvn-stats") return RunComputeCmvnStats(argc, argv);
   if (command == "apply-cmvn") return RunApplyCmvn(argc, argv);
+  if (command == "ali-to-pdf") return RunAliToPdf(argc, argv);
+  if (command == "ali-to-phones") return RunAliToPhones(argc, argv);
+  if (command == "copy-int-vector") return RunCopyIntVector(argc, argv);
   if (command == "kaldi-links") return RunKaldiLinks(argc, argv);
   return -1;
 }
