@@ -26,6 +26,7 @@ struct Header {
   int32_t cols = 0;
 };
 static_assert(sizeof(Header) == 16, "the header is four 4-byte fields");
+static_assert(sizeof(std::array<uint16_t, 4>) == 8, "a column header is four uint16 codes");
 
 // The float literal Kaldi scales the range by to decode a 16-bit code (very nearly 1/65535).
 constexpr float kUint16Step = 1.52590218966964e-05F;
@@ -131,8 +132,8 @@ absl::StatusOr<Header> ComputeHeader(const Matrix& m, CompressionMethod method) 
       absl::StrCat("unknown compression method ", static_cast<int32_t>(method)));
 }
 
-// A value's linear code among levels + 1 (65535 or 255): its place in [min, min + range] clamped
-// to [0, 1], scaled in float, then rounded by adding 0.499 in double and truncating.
+// A value's linear code, 0..levels (levels 65535 or 255): its place in [min, min + range]
+// clamped to [0, 1], scaled in float, then rounded by adding 0.499 in double and truncating.
 int32_t LinearCode(const Header& h, float value, float levels) {
   float f = (value - h.min_value) / h.range;
   if (f > 1.0f) f = 1.0f;
@@ -184,8 +185,9 @@ void SelectOrderStatistics(const std::array<int32_t, 4>& positions, std::vector<
   std::nth_element(begin + positions[2] + 1, begin + positions[3], end);
 }
 
-// The four percentile codes of one column: each at least one above the previous, and the first
-// three at most 65532, 65533, 65534 so that there is room above them.
+// The four percentile codes of a column (a copy: the selection reorders it): each at least one
+// above the previous, and the first three at most 65532, 65533, 65534 so that there is room
+// above them.
 std::array<uint16_t, 4> PercentileCodes(const Header& h, std::vector<float> column) {
   const int32_t rows = static_cast<int32_t>(column.size());
   const std::array<int32_t, 4> positions = PercentilePositions(rows);

@@ -75,6 +75,35 @@ TEST_F(KaldiFeatureToolsTest, CmvnAndDeltasAreKaldisBytes) {
       << ReadFile(log());
 }
 
+// make_mfcc.sh's copy-feats --compress=true --write-num-frames: Kaldi's compressed archive (the
+// features decompressed and compressed again give Kaldi's bytes for all 102 utterances) and its
+// utt2num_frames; --compress=false writes the decompressed values in full.
+TEST_F(KaldiFeatureToolsTest, CopyFeatsCompressesAsKaldi) {
+  ASSERT_EQ(RunCommand(Tool("copy-feats") + " --compress=true --write-num-frames=ark,t:" +
+                           file("utt2num_frames") + " ark:" + Data("feats.ark") +
+                           " ark,scp:" + file("raw.ark") + "," + file("raw.scp"),
+                       log()),
+            0)
+      << ReadFile(log());
+  EXPECT_NE(ReadFile(log()).find("LOG (copy-feats) Copied 102 feature matrices."),
+            std::string::npos);
+  EXPECT_EQ(ReadFile(file("raw.ark")), ReadFile(Data("feats.ark")));
+  EXPECT_EQ(ReadFile(file("utt2num_frames")), ReadFile(Data("utt2num_frames")));
+  // Full matrices, then compressed again through a pipe and a script.
+  ASSERT_EQ(RunCommand(Tool("copy-feats") + " scp:" + file("raw.scp") + " ark:" + file("full.ark") +
+                           " && " + Tool("copy-feats") + " --compress=true ark:" +
+                           file("full.ark") + " ark:- | cat > " + file("again.ark"),
+                       log()),
+            0)
+      << ReadFile(log());
+  EXPECT_GT(ReadFile(file("full.ark")).size(), ReadFile(Data("feats.ark")).size() * 3);
+  EXPECT_EQ(ReadFile(file("again.ark")), ReadFile(Data("feats.ark")));
+  EXPECT_EQ(RunCommand(Tool("copy-feats") + " --compression-method=9 ark:" + Data("feats.ark") +
+                           " ark:/dev/null",
+                       log()),
+            255);
+}
+
 TEST_F(KaldiFeatureToolsTest, LengthsDimsAndSubsets) {
   ASSERT_EQ(RunCommand(Tool("feat-to-len") + " ark:" + Data("feats.ark") +
                            " ark,t:" + file("utt2num_frames"),

@@ -24,6 +24,7 @@ int RunGmmInfo(int argc, char** argv);
 // Kaldi's feature-table tools, run under their Kaldi names (tools/kaldi_tools.h).
 int RunFeatToDim(int argc, char** argv);
 int RunFeatToLen(int argc, char** argv);
+int RunCopyFeats(int argc, char** argv);
 int RunSubsetFeats(int argc, char** argv);
 int RunAddDeltas(int argc, char** argv);
 int RunComputeCmvnStats(int argc, char** argv);

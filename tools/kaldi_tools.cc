@@ -17,6 +17,7 @@ const std::vector<KaldiTool>& KaldiTools() {
       {"apply-cmvn", "apply-cmvn", {}},
       {"compute-cmvn-stats", "compute-cmvn-stats", {}},
       {"compute-mfcc-feats", "compute-feats", {}},
+      {"copy-feats", "copy-feats", {}},
       {"copy-int-vector", "copy-int-vector", {}},
       {"feat-to-dim", "feat-to-dim", {}},
       {"feat-to-len", "feat-to-len", {}},

@@ -63,6 +63,7 @@ int Dispatch(const std::string& command, int argc, char** argv) {
   if (command == "gmm-info") return RunGmmInfo(argc, argv);
   if (command == "feat-to-dim") return RunFeatToDim(argc, argv);
   if (command == "feat-to-len") return RunFeatToLen(argc, argv);
+  if (command == "copy-feats") return RunCopyFeats(argc, argv);
   if (command == "subset-feats") return RunSubsetFeats(argc, argv);
   if (command == "add-deltas") return RunAddDeltas(argc, argv);
   if (command == "compute-cmvn-stats") return RunComputeCmvnStats(argc, argv);
