@@ -7,5 +7,6 @@ cd "$(dirname "$0")/.."
 "$(dirname "$0")/install-deps.sh"
 build="${BUILD_DIR:-build}"
 # shellcheck disable=SC2086 # CMAKE_ARGS is a list of options
+echo "build: configuring $build/ (CMake), then compiling (ninja shows each step)" >&2
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
 ninja -C "$build" "$@"

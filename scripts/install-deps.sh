@@ -7,6 +7,9 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libabsl-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   prometheus-cpp-dev libfst-dev libhwy-dev libopenblas-dev zlib1g-dev
+  # OpenFst's command-line tools (fstcompile, ...), which Kaldi's recipes call beside the tools
+  # of `gmmscore kaldi-links`.
+  libfst-tools
   libgtest-dev libgmock-dev libbenchmark-dev
   # The audio front end (feat/): FFTs and WAVE decoding.
   libfftw3-dev libsndfile1-dev
@@ -36,6 +39,12 @@ if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "install-deps: run as root or install sudo" >&2; exit 1; }
   sudo="sudo"
 fi
-echo "install-deps: installing ${missing[*]}" >&2
+echo "install-deps: installing ${#missing[@]} Debian packages (a few minutes on a new machine):" \
+  "${missing[*]}" >&2
+echo "install-deps: apt-get update" >&2
 $sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# One line a package, so that a first run shows its progress (apt's own status still decides).
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+  "${missing[@]}" | { grep --line-buffered -E '^(Unpacking|Setting up) ' || true; } |
+  sed -u 's/^/install-deps: /' >&2
+echo "install-deps: done" >&2

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -146,10 +147,13 @@ void PrintHelp() {
 }
 
 // absl flag names cannot hold dashes and a repeated flag keeps its last value: rewrite
-// "--metrics-listen=X" as "--metrics_listen=X" and gather every --model into one list.
+// "--metrics-listen=X" as "--metrics_listen=X" and gather every --model and --front-end into one
+// list each.
 std::vector<std::string> Normalize(int argc, char** argv, bool* help) {
   std::vector<std::string> out = {argv[0]};
-  std::vector<std::string> models;
+  // The repeatable flags: absl keeps only the last of a repeated vector flag, so every value
+  // given is gathered into one comma-separated flag.
+  std::map<std::string, std::vector<std::string>> repeated = {{"model", {}}, {"front_end", {}}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h" || arg == "--helpfull") *help = true;
@@ -158,18 +162,20 @@ std::vector<std::string> Normalize(int argc, char** argv, bool* help) {
       std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
       std::replace(name.begin(), name.end(), '-', '_');
       arg = "--" + name + (eq == std::string::npos ? "" : arg.substr(eq));
-      if (name == "model") {
+      if (const auto it = repeated.find(name); it != repeated.end()) {
         if (eq != std::string::npos) {
-          models.push_back(arg.substr(eq + 1));
+          it->second.push_back(arg.substr(eq + 1));
         } else if (i + 1 < argc) {
-          models.push_back(argv[++i]);
+          it->second.push_back(argv[++i]);
         }
         continue;
       }
     }
     out.push_back(arg);
   }
-  if (!models.empty()) out.push_back("--model=" + absl::StrJoin(models, ","));
+  for (const auto& [name, values] : repeated) {
+    if (!values.empty()) out.push_back("--" + name + "=" + absl::StrJoin(values, ","));
+  }
   return out;
 }
 
