@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <numbers>
 #include <random>
 #include <sstream>
 #include <string>
@@ -21,6 +22,7 @@
 #include "tests/test_util.h"
 #include "train/accumulate.h"
 #include "train/gmm_init.h"
+#include "train/kaldi_random.h"
 #include "train/mix_up.h"
 #include "train/mle_update.h"
 #include "train/transition_update.h"
@@ -302,6 +304,11 @@ TEST(TrainTest, WithoutRemovalLowCountGaussiansKeepParametersAndGetAFlooredWeigh
   auto updated = MleUpdate(options, stats, kGmmAll, model, &summary);
   ASSERT_TRUE(updated.ok()) << updated.status();
   EXPECT_EQ(summary.removed_gaussians, 0);
+  // gmm-est's warning, in its words.
+  ASSERT_EQ(summary.warnings.size(), 1u);
+  EXPECT_EQ(summary.warnings[0],
+            "Gaussian has too little data but not removing it because "
+            "remove-low-count-gaussians == false: g = 1, occ = 50, weight = 4.99998e-06");
   // Gaussian 1: 50 frames, but weight 5e-6 < 1e-5: not updated, weight max(5e-6, 1e-5).
   EXPECT_EQ(updated->mean(1)[0], 1.0f);
   EXPECT_FLOAT_EQ(updated->weight(1), 1e-5f);
@@ -311,6 +318,10 @@ TEST(TrainTest, WithoutRemovalLowCountGaussiansKeepParametersAndGetAFlooredWeigh
   ASSERT_TRUE(removed.ok());
   EXPECT_EQ(removed->num_gauss(), 1);
   EXPECT_EQ(summary.removed_gaussians, 1);
+  ASSERT_EQ(summary.warnings.size(), 1u);
+  EXPECT_EQ(summary.warnings[0],
+            "Too little data - removing Gaussian (weight 0.000005, occupation count 50.000000, "
+            "vector size 1)");
 }
 
 TEST(TrainTest, VarianceFloors) {
@@ -395,8 +406,9 @@ TEST(TrainTest, MixUpSplitsTheHeaviestGaussians) {
   const GmmModel model = RandomModel(options, 21);
   const std::vector<float> occs = {5000, 800, 10};
   MixUpOptions mix{.target = 20, .power = 0.2f, .min_count = 20.0f, .perturb_factor = 0.01f};
-  std::mt19937 rng(1);
-  auto mixed = MixUp(model, occs, mix, rng);
+  KaldiRandom random;
+  auto normal = [&] { return double{random.Gauss()}; };
+  auto mixed = MixUp(model, occs, mix, normal);
   ASSERT_TRUE(mixed.ok()) << mixed.status();
   const std::vector<int32_t> targets = SplitTargets(occs, 20, 0.2f, 20.0f);
   for (int32_t pdf = 0; pdf < 3; ++pdf) {
@@ -415,7 +427,7 @@ TEST(TrainTest, MixUpSplitsTheHeaviestGaussians) {
   single.max_gauss = 1;
   const GmmModel one = RandomModel(single, 2);
   mix.target = 2;
-  auto two = MixUp(one, {1000}, mix, rng);
+  auto two = MixUp(one, {1000}, mix, normal);
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->num_gauss(), 2);
   EXPECT_FLOAT_EQ(two->weight(0), 0.5f);
@@ -762,11 +774,36 @@ TEST(TrainTest, SplitPdfsReachesEachTarget) {
   options.max_gauss = 4;
   const GmmModel model = RandomModel(options, 6);
   std::mt19937 rng(1);
-  auto split = SplitPdfs(model, {7, 1}, 0.1f, rng);
+  std::normal_distribution<double> draw(0.0, 1.0);
+  auto normal = [&] { return draw(rng); };
+  auto split = SplitPdfs(model, {7, 1}, 0.1f, normal);
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_EQ(split->num_gauss_in(0), std::max(7, model.num_gauss_in(0)));
   EXPECT_EQ(split->num_gauss_in(1), model.num_gauss_in(1));  // never merged down
-  EXPECT_FALSE(SplitPdfs(model, {7}, 0.1f, rng).ok());
+  EXPECT_FALSE(SplitPdfs(model, {7}, 0.1f, normal).ok());
+}
+
+}  // namespace
+}  // namespace gmmscore
+
+namespace gmmscore {
+namespace {
+
+// gmm-est's draws: glibc's rand() from its unseeded state (1804289383, 846930886, ...), seeds 0
+// and 1 alike, and RandGauss's Box-Muller in float with the first draw under the logarithm.
+TEST(KaldiRandom, IsTheUnseededRandSequenceAndKaldisRandGauss) {
+  KaldiRandom a, zero(0);
+  EXPECT_EQ(a.Rand(), 1804289383);
+  EXPECT_EQ(a.Rand(), 846930886);
+  EXPECT_EQ(a.Rand(), 1681692777);
+  EXPECT_EQ(zero.Rand(), 1804289383);
+  KaldiRandom b;
+  const double u1 = (1804289383 + 1.0) / (2147483647 + 2.0);
+  const double u2 = (846930886 + 1.0) / (2147483647 + 2.0);
+  const double expected = std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+  EXPECT_NEAR(b.Gauss(), expected, 1e-6);
+  KaldiRandom c(7);
+  EXPECT_NE(c.Rand(), 1804289383);
 }
 
 }  // namespace

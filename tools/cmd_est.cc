@@ -2,7 +2,6 @@
 // statistics (transitions, then the GMMs, then mixing down and up), with gmm-est's arguments,
 // options, defaults, log lines and exit status.
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
+#include "train/kaldi_random.h"
 #include "train/mix_down.h"
 #include "train/mix_up.h"
 #include "train/mle_update.h"
@@ -24,6 +24,7 @@ namespace {
 constexpr char kProgram[] = "gmmscore est";
 
 void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
+void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
 
 // A vector as Kaldi's WriteKaldiObject writes one in text: " [ a b c ]\n".
 absl::Status WriteOccupancies(const std::vector<float>& occs, const std::string& wxfilename) {
@@ -65,7 +66,10 @@ int RunEst(int argc, char** argv) {
             "also floor variances at this times the global variance of the statistics, per "
             "dimension (HTK's vFloor; 0: off; not a gmm-est option)",
             "0"})
-      .Add({"srand", "N", "seed of the mixing-up perturbations", "0"});
+      .Add({"srand", "N",
+            "seed of the mixing-up perturbations (0 and 1: gmm-est's own draws; not a gmm-est "
+            "option)",
+            "0"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) {
@@ -132,6 +136,7 @@ int RunEst(int argc, char** argv) {
   MleSummary sum;
   auto updated = MleUpdate(options, stats->gmm, *flags, *model, &sum);
   if (!updated.ok()) return Fail("est", updated.status());
+  for (const std::string& warning : sum.warnings) Warn(warning);
   Log(KaldiNumber(sum.floored_elements) + " variance elements floored in " +
       KaldiNumber(sum.floored_gaussians) + " Gaussians, out of " + KaldiNumber(model->num_gauss()));
   if (options.remove_low_count_gaussians) {
@@ -173,9 +178,10 @@ int RunEst(int argc, char** argv) {
                                .power = static_cast<float>(*power),
                                .min_count = static_cast<float>(*min_count),
                                .perturb_factor = static_cast<float>(*perturb)};
-      std::mt19937 rng(static_cast<uint32_t>(*srand));
+      // gmm-est's draws: glibc's rand() sequence, seed 1 unless --srand says otherwise.
+      KaldiRandom random(static_cast<uint32_t>(*srand));
       const int64_t before = result->num_gauss();
-      auto mixed = MixUp(*result, occs, mopts, rng);
+      auto mixed = MixUp(*result, occs, mopts, [&] { return double{random.Gauss()}; });
       if (!mixed.ok()) return Fail("est", mixed.status());
       result = *std::move(mixed);
       Log("Split " + KaldiNumber(result->num_states()) +

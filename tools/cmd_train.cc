@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,6 +30,7 @@
 #include "tools/kaldi_log.h"
 #include "train/accumulate.h"
 #include "train/flat_start.h"
+#include "train/kaldi_random.h"
 #include "train/mix_up.h"
 #include "train/mle_update.h"
 #include "train/transition_update.h"
@@ -302,7 +302,6 @@ int RunTrain(int argc, char** argv) {
   // --totgauss at --max-iter-inc.
   int64_t num_gauss = model.num_gauss();
   const int64_t inc = std::max<int64_t>(0, (*totgauss - num_gauss) / std::max(1, int(*max_inc)));
-  std::mt19937 rng(0);
   for (int32_t x = 0; x < *num_iters; ++x) {
     const auto begin = std::chrono::steady_clock::now();
     const bool soft = x < *baum_welch_iters;
@@ -356,7 +355,9 @@ int RunTrain(int argc, char** argv) {
                            .power = float(*power),
                            .min_count = 20.0f,
                            .perturb_factor = 0.01f};
-    next = MixUp(*next, occs, mix, rng);
+    // A new generator an iteration: train_mono.sh runs gmm-est afresh each time.
+    KaldiRandom random;
+    next = MixUp(*next, occs, mix, [&] { return double{random.Gauss()}; });
     if (!next.ok()) return Fail("train", next.status());
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

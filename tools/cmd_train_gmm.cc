@@ -256,7 +256,8 @@ int RunTrainGmm(int argc, char** argv) {
     const int32_t next = std::min(target, current + increment);
     if (next > model->num_gauss()) {
       Log("Splitting to " + KaldiNumber(next) + " Gaussians.");
-      model = SplitPdfs(*model, {next}, 0.1f, rng);
+      std::normal_distribution<double> normal(0.0, 1.0);
+      model = SplitPdfs(*model, {next}, 0.1f, [&] { return normal(rng); });
       if (!model.ok()) return Fail("train-gmm", model.status());
       current = next;
     }

@@ -44,7 +44,7 @@ std::vector<int32_t> SplitTargets(const std::vector<float>& occupancies, int32_t
 }
 
 absl::StatusOr<GmmModel> MixUp(const GmmModel& model, const std::vector<float>& occupancies,
-                               const MixUpOptions& options, std::mt19937& rng) {
+                               const MixUpOptions& options, NormalDraw normal) {
   if (occupancies.size() != size_t(model.num_states())) {
     return absl::InvalidArgumentError(
         absl::StrCat("mixing up needs one occupancy per pdf: ", occupancies.size(), " for ",
@@ -52,11 +52,11 @@ absl::StatusOr<GmmModel> MixUp(const GmmModel& model, const std::vector<float>& 
   }
   return SplitPdfs(model,
                    SplitTargets(occupancies, options.target, options.power, options.min_count),
-                   options.perturb_factor, rng);
+                   options.perturb_factor, normal);
 }
 
 absl::StatusOr<GmmModel> SplitPdfs(const GmmModel& model, const std::vector<int32_t>& targets,
-                                   float perturb_factor, std::mt19937& rng) {
+                                   float perturb_factor, NormalDraw normal) {
   if (targets.size() != size_t(model.num_states())) {
     return absl::InvalidArgumentError(
         absl::StrCat("splitting needs one target per pdf: ", targets.size(), " for ",
@@ -69,7 +69,6 @@ absl::StatusOr<GmmModel> SplitPdfs(const GmmModel& model, const std::vector<int3
   out.means.clear();
   out.variances.clear();
   out.gauss_begin.assign(1, 0);
-  std::normal_distribution<double> normal(0.0, 1.0);
   for (int32_t pdf = 0; pdf < model.num_states(); ++pdf) {
     const size_t begin = in.gauss_begin[pdf], end = in.gauss_begin[pdf + 1];
     std::vector<float> weights(in.weights.begin() + ptrdiff_t(begin),
@@ -90,7 +89,7 @@ absl::StatusOr<GmmModel> SplitPdfs(const GmmModel& model, const std::vector<int3
       vars.resize(to + dim);
       for (size_t d = 0; d < dim; ++d) {
         const double shift =
-            perturb_factor * normal(rng) * std::sqrt(static_cast<double>(vars[from + d]));
+            perturb_factor * normal() * std::sqrt(static_cast<double>(vars[from + d]));
         vars[to + d] = vars[from + d];
         means[to + d] = static_cast<float>(means[from + d] + shift);
         means[from + d] = static_cast<float>(means[from + d] - shift);

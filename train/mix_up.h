@@ -9,9 +9,9 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "model/gmm_model.h"
 
@@ -28,14 +28,19 @@ struct MixUpOptions {
 std::vector<int32_t> SplitTargets(const std::vector<float>& occupancies, int32_t target,
                                   float power, float min_count);
 
-// The model with every pdf split up to its target (never merged down); rng draws the
-// perturbations, so a seeded generator gives the same model every time.
+// A standard normal draw. gmm-est's own draws are KaldiRandom::Gauss (train/kaldi_random.h):
+// with those, a split perturbs each mean by what gmm-est's perturbs it.
+using NormalDraw = absl::FunctionRef<double()>;
+
+// The model with every pdf split up to its target (never merged down); `normal` draws the
+// perturbations, one per dimension of each split in pdf and split order, as Kaldi's
+// DiagGmm::Split draws them.
 absl::StatusOr<GmmModel> MixUp(const GmmModel& model, const std::vector<float>& occupancies,
-                               const MixUpOptions& options, std::mt19937& rng);
+                               const MixUpOptions& options, NormalDraw normal);
 
 // The splitting alone: pdf p split until it has targets[p] Gaussians (a pdf with as many or more
 // is left alone), means perturbed by perturb_factor standard deviations.
 absl::StatusOr<GmmModel> SplitPdfs(const GmmModel& model, const std::vector<int32_t>& targets,
-                                   float perturb_factor, std::mt19937& rng);
+                                   float perturb_factor, NormalDraw normal);
 
 }  // namespace gmmscore

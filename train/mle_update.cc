@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
@@ -11,6 +12,23 @@ namespace gmmscore {
 namespace {
 
 // The spec without the Gaussians marked, each pdf's remaining weights renormalised.
+// gmm-est's warnings, worded and formatted as Kaldi's MleDiagGmmUpdate words them (fixed
+// notation for the removal's weight and count, the stream's default otherwise).
+std::string RemovalWarning(double prob, double occ, int32_t dim) {
+  std::ostringstream s;
+  s << "Too little data - removing Gaussian (weight " << std::fixed << prob << ", occupation count "
+    << occ << ", vector size " << dim << ")";
+  return s.str();
+}
+
+std::string KeptWarning(bool removing, int32_t index, double occ, double prob) {
+  std::ostringstream s;
+  s << "Gaussian has too little data but not removing it because"
+    << (removing ? " it is the last Gaussian: i = " : " remove-low-count-gaussians == false: g = ")
+    << index << ", occ = " << occ << ", weight = " << prob;
+  return s.str();
+}
+
 GmmModelSpec RemoveGaussians(const GmmModelSpec& in, const std::vector<bool>& remove) {
   const size_t dim = size_t(in.dim);
   GmmModelSpec out = in;
@@ -115,8 +133,13 @@ absl::StatusOr<GmmModel> MleUpdate(const MleOptions& options, const GmmStats& st
         if (options.remove_low_count_gaussians && removed_here < num_gauss - 1) {
           remove[g] = true;
           ++removed_here;
-        } else if (flags & kGmmWeights) {
-          spec.weights[g] = static_cast<float>(std::max(prob, options.min_gaussian_weight));
+          sum.warnings.push_back(RemovalWarning(prob, occ, dim));
+        } else {
+          sum.warnings.push_back(
+              KeptWarning(options.remove_low_count_gaussians, int32_t(g - begin), occ, prob));
+          if (flags & kGmmWeights) {
+            spec.weights[g] = static_cast<float>(std::max(prob, options.min_gaussian_weight));
+          }
         }
         continue;
       }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,6 +41,9 @@ struct MleSummary {
   int64_t floored_elements = 0;
   int64_t floored_gaussians = 0;
   int64_t removed_gaussians = 0;
+  // What gmm-est warns of, in its words, one line each: a Gaussian with too little data removed,
+  // or kept because it is its pdf's last (or removal is off).
+  std::vector<std::string> warnings;
 };
 
 // The variance floor "relative to the global variance": scale x the variance of all the
