@@ -15,12 +15,6 @@ namespace {
 
 std::string Data(const std::string& name) { return DataPath("kaldi-tri-feats/" + name); }
 
-int RunCommand(const std::string& command, const std::string& log) {
-  const int status = std::system(("(" + command + ") 2>" + log).c_str());
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 class KaldiFeatureToolsTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -29,12 +29,6 @@ constexpr char kAlignOptions[] =
     " --transition-scale=1.0 --acoustic-scale=0.1 --self-loop-scale=0.1 --beam=6"
     " --retry-beam=40 ";
 
-int RunCommand(const std::string& command, const std::string& log) {
-  const int status = std::system(("(" + command + ") 2>" + log).c_str());
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 // A folder of Kaldi-named links, made by the command under test.
 class KaldiToolsTest : public ::testing::Test {
  protected:

@@ -31,6 +31,7 @@ namespace {
 
 using testing::DataPath;
 using testing::ReadFile;
+using testing::RunCommand;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -384,11 +385,6 @@ TEST(AmDiagGmmTableTest, ReadErrorsNameTheEntry) {
 std::string Cli() { return std::string(GMMSCORE_CLI); }
 std::string Model() { return DataPath("kaldi-mono/final.mdl"); }
 std::string Feats() { return DataPath("kaldi-mono/feats.ark"); }
-
-int RunCommand(const std::string& command, const std::string& log) {
-  const int status = std::system((command + " 2>" + log).c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 std::map<std::string, TransitionPosterior> AlignmentPosteriors() {
   std::map<std::string, TransitionPosterior> posteriors;

@@ -238,11 +238,6 @@ TEST(MixDownTest, BadInputIsRefused) {
 
 std::string Cli() { return std::string(GMMSCORE_CLI); }
 
-int RunCommand(const std::string& command, const std::string& log) {
-  const int status = std::system((command + " 2>" + log).c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 TEST(MixDownTest, EstMixesDownAsTheLibraryDoes) {
   // The shipped model has one Gaussian per pdf: mix it up first, as a recipe's earlier pass would,
   // and gather statistics for the result.

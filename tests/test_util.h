@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +23,14 @@ inline std::string DataPath(const std::string& relative) {
   const char* from_environment = std::getenv("GMMSCORE_TESTDATA");
   return std::string(from_environment != nullptr ? from_environment : GMMSCORE_TESTDATA) + "/" +
          relative;
+}
+
+// Runs a shell command with its stderr to the file `log`; returns its exit status, or 128 + the
+// signal that killed it (a crash is not an exit status).
+inline int RunCommand(const std::string& command, const std::string& log) {
+  const int status = std::system(("(" + command + ") 2>" + log).c_str());
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 // A fresh directory under the system temp folder, removed with the object.

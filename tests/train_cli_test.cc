@@ -24,11 +24,6 @@ std::string Model() { return DataPath("kaldi-mono/final.mdl"); }
 std::string Feats() { return DataPath("kaldi-mono/feats.ark"); }
 std::string Ali() { return DataPath("kaldi-mono/ali.txt"); }
 
-int RunCommand(const std::string& command, const std::string& log) {
-  const int status = std::system((command + " 2>" + log).c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 TEST(TrainCliTest, AccSumEstAsKaldiRecipesCallThem) {
   TempDir dir;
   const std::string log = dir.file("log");

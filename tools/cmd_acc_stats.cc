@@ -57,10 +57,7 @@ int RunAccStats(int argc, char** argv) {
             "mvwt"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 4) {
-    std::fprintf(stderr, "%s", args.Help().c_str());
-    return 1;
-  }
+  if (pos.size() != 4) return Usage(args);
   auto flags = ParseGmmFlags(args.Get("update-flags"));
   if (!flags.ok()) return Fail("acc-stats", flags.status());
   auto model = ReadKaldiModelFile(pos[0]);

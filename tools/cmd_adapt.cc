@@ -250,10 +250,7 @@ int RunAdapt(int argc, char** argv) {
             "(a single speaker or utterance only; not a gmm-adapt-map option)"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 4) {
-    std::fprintf(stderr, "%s", args.Help().c_str());
-    return 1;
-  }
+  if (pos.size() != 4) return Usage(args);
   auto mean_tau = args.GetDouble("mean-tau"), variance_tau = args.GetDouble("variance-tau"),
        weight_tau = args.GetDouble("weight-tau");
   for (const absl::Status& s : {mean_tau.status(), variance_tau.status(), weight_tau.status()}) {

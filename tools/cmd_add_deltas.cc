@@ -58,10 +58,7 @@ int RunAddDeltas(int argc, char** argv) {
       .Add({"truncate", "N", "if nonzero, first truncate features to this dimension", "0"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 2) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 2) return Usage(args);
   DeltaOptions opts;
   auto order = args.GetInt("delta-order");
   auto window = args.GetInt("delta-window");

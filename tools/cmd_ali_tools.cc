@@ -104,10 +104,7 @@ int RunAliToPdf(int argc, char** argv) {
             "e.g.: ali-to-pdf 1.mdl ark:1.ali ark,t:-");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 3) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 3) return Usage(args);
   auto model = ReadKaldiModelFile(pos[0]);
   if (!model.ok()) return Fail("ali-to-pdf", model.status());
   const TransitionModel& tm = model->hmm();
@@ -146,10 +143,7 @@ int RunAliToPhones(int argc, char** argv) {
     return Fail("ali-to-phones",
                 absl::InvalidArgumentError("--per-frame and --write-lengths are incompatible"));
   }
-  if (pos.size() != 3) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 3) return Usage(args);
   auto model = ReadKaldiModelFile(pos[0]);
   if (!model.ok()) return Fail("ali-to-phones", model.status());
   auto done = AliToPhones(model->hmm(), pos[1], pos[2], opts);
@@ -166,10 +160,7 @@ int RunCopyIntVector(int argc, char** argv) {
   args.Add({"binary", "", "write in binary mode (only relevant if the output is a file)", "true"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 2) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 2) return Usage(args);
   auto copy = [&]() -> absl::StatusOr<int64_t> {
     GMM_ASSIGN_OR_RETURN(std::unique_ptr<Int32VectorTableReader> reader,
                          Int32VectorTableReader::Open(pos[0]));

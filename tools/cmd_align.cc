@@ -19,12 +19,6 @@ namespace {
 
 constexpr char kProgram[] = "gmmscore align";
 
-// Kaldi's usage errors exit with 1.
-int Usage(const Args& args) {
-  std::fprintf(stderr, "%s", args.Help().c_str());
-  return 1;
-}
-
 }  // namespace
 
 int RunAlign(int argc, char** argv) {

@@ -52,10 +52,7 @@ int RunBoostSilence(int argc, char** argv) {
       .Add({"boost", "F", "factor by which to boost silence probabilities", "1.5"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 3) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 3) return Usage(args);
   auto boost = args.GetDouble("boost");
   if (!boost.ok()) return Fail("boost-silence", boost.status());
   auto phones = ParsePhoneList(pos[0]);

@@ -264,10 +264,7 @@ int RunComputeCmvnStats(int argc, char** argv) {
       .Add({"binary", "", "write in binary mode (applies only to global CMN/CVN)", "true"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 2) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 2) return Usage(args);
   Counts counts;
   absl::Status s;
   if (IsTableSpecifier(pos[1])) {
@@ -299,10 +296,7 @@ int RunApplyCmvn(int argc, char** argv) {
       .Add({"skip-dims", "D1:D2", "dimensions to leave unnormalized, e.g. 13:14:15"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 3) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 3) return Usage(args);
   ApplyOptions opts;
   opts.utt2spk = args.Get("utt2spk");
   opts.norm_vars = args.GetBool("norm-vars");

@@ -98,10 +98,7 @@ int RunCompileGraphs(int argc, char** argv) {
       .Add({"silence-prob", "F", "probability of the optional silence at each place", "0.5"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 3) {
-    std::fprintf(stderr, "%s", args.Help().c_str());
-    return 1;
-  }
+  if (pos.size() != 3) return Usage(args);
   auto silence_prob = args.GetDouble("silence-prob");
   if (!silence_prob.ok()) return Fail("compile-graphs", silence_prob.status());
   auto model = ReadKaldiModelFile(pos[0]);

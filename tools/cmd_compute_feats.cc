@@ -74,10 +74,7 @@ int RunComputeFeats(int argc, char** argv) {
       .Add({"output-format", "FORMAT", "kaldi (the only format written)", "kaldi"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 2) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 2) return Usage(args);
 
   // Defaults, then the config files, then the command line (tools/args.h reads --config).
   FrontEndOptions opts;

@@ -100,10 +100,7 @@ int RunCopyFeats(int argc, char** argv) {
       .Add({"write-num-frames", "WSPECIFIER", "write each matrix's number of frames to a table"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 2) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 2) return Usage(args);
   CopyOptions opts;
   opts.compress = args.GetBool("compress");
   opts.num_frames = args.Get("write-num-frames");

@@ -72,10 +72,7 @@ int RunEst(int argc, char** argv) {
             "0"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 3) {
-    std::fprintf(stderr, "%s", args.Help().c_str());
-    return 1;
-  }
+  if (pos.size() != 3) return Usage(args);
   auto mixup = args.GetInt("mix-up"), mixdown = args.GetInt("mix-down"),
        srand = args.GetInt("srand");
   auto min_count = args.GetDouble("min-count"), power = args.GetDouble("power"),

@@ -71,10 +71,7 @@ int RunFeatToDim(int argc, char** argv) {
             "e.g.: feat-to-dim scp:feats.scp -");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 2) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 2) return Usage(args);
   if (absl::Status s = WriteDims(pos[0], pos[1]); !s.ok()) return Fail("feat-to-dim", s);
   return 0;
 }
@@ -87,10 +84,7 @@ int RunFeatToLen(int argc, char** argv) {
             "e.g.: feat-to-len scp:feats.scp ark,t:utt2num_frames");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 1 && pos.size() != 2) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 1 && pos.size() != 2) return Usage(args);
   if (absl::Status s = WriteLengths(pos[0], pos.size() == 2 ? pos[1] : ""); !s.ok()) {
     return Fail("feat-to-len", s);
   }

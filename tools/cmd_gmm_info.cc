@@ -16,10 +16,7 @@ int RunGmmInfo(int argc, char** argv) {
             "gmm-info).\n"
             "e.g.: gmm-info 1.mdl");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
-  if (args.positional().size() != 1) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (args.positional().size() != 1) return Usage(args);
   auto model = ReadKaldiModelFile(args.positional()[0]);
   if (!model.ok()) return Fail("gmm-info", model.status());
   const TransitionModel& tm = model->hmm();

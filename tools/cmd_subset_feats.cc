@@ -67,10 +67,7 @@ int RunSubsetFeats(int argc, char** argv) {
             "text file whose lines' first fields are the keys not to copy"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 2) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (pos.size() != 2) return Usage(args);
   auto n = args.GetInt("n");
   if (!n.ok()) return Fail(kProgram, n.status());
   const std::string include = args.Get("include"), exclude = args.Get("exclude");

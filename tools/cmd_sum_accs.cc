@@ -19,10 +19,7 @@ int RunSumAccs(int argc, char** argv) {
   args.Add({"binary", "", "write output in binary mode", "true"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() < 2) {
-    std::fprintf(stderr, "%s", args.Help().c_str());
-    return 1;
-  }
+  if (pos.size() < 2) return Usage(args);
   ModelStats sum;
   for (size_t i = 1; i < pos.size(); ++i) {
     auto stats = ReadModelStatsFile(pos[i]);

@@ -203,10 +203,7 @@ int RunTrain(int argc, char** argv) {
       .Add({"binary", "", "write models in binary", "true"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 4) {
-    std::fprintf(stderr, "%s", args.Help().c_str());
-    return 1;
-  }
+  if (pos.size() != 4) return Usage(args);
   auto num_iters = args.GetInt("num-iters"), max_inc = args.GetInt("max-iter-inc"),
        totgauss = args.GetInt("totgauss"), threads = args.GetInt("threads");
   auto rel_floor = args.GetDouble("var-floor-relative");

@@ -131,10 +131,7 @@ int RunTrainGmm(int argc, char** argv) {
       .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0,1", "all"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  if (pos.size() != 2) {
-    std::fprintf(stderr, "%s", args.Help().c_str());
-    return 1;
-  }
+  if (pos.size() != 2) return Usage(args);
   auto num_gauss = args.GetInt("num-gauss"), num_gauss_init = args.GetInt("num-gauss-init"),
        iters = args.GetInt(args.Has("iterations") ? "iterations" : "num-iters"),
        num_frames = args.GetInt("num-frames"), seed = args.GetInt("srand"),

@@ -21,6 +21,11 @@ int ParseOrExit(Args& args, int argc, char** argv) {
   return -1;
 }
 
+int Usage(const Args& args) {
+  std::fputs(args.Help().c_str(), stderr);
+  return 1;
+}
+
 int Fail(const std::string& command, const absl::Status& status) {
   const std::string& kaldi = KaldiToolName();
   const std::string message(status.message());

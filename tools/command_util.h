@@ -15,6 +15,9 @@ namespace gmmscore {
 // invalid option, as Kaldi's tools), or -1 to go on.
 int ParseOrExit(Args& args, int argc, char** argv);
 
+// A usage error as Kaldi's tools report one: the help on stderr, exit status 1.
+int Usage(const Args& args);
+
 // Prints "gmmscore COMMAND: message" (under a Kaldi tool's name, Kaldi's "ERROR (tool) message")
 // to stderr and returns Kaldi's exit status for an error, 255.
 int Fail(const std::string& command, const absl::Status& status);

@@ -59,10 +59,7 @@ int RunKaldiLinks(int argc, char** argv) {
     }
     return 0;
   }
-  if (args.positional().size() != 1) {
-    std::fputs(args.Help().c_str(), stderr);
-    return 1;
-  }
+  if (args.positional().size() != 1) return Usage(args);
   namespace fs = std::filesystem;
   const fs::path dir = args.positional()[0];
   std::error_code ec;
