@@ -1,8 +1,7 @@
 #include "align/equal_align.h"
 
-#include <random>
-
 #include "absl/strings/str_cat.h"
+#include "util/kaldi_random.h"
 
 namespace gmmscore {
 namespace {
@@ -28,7 +27,7 @@ absl::StatusOr<std::vector<int32_t>> EqualAlign(const AlignGraph& graph, int32_t
     return absl::InvalidArgumentError("the graph is empty");
   }
   if (num_frames < 1) return absl::InvalidArgumentError("the utterance has no frames");
-  std::mt19937 rng(seed);
+  KaldiRandom random(seed);
   std::vector<int32_t> states, arcs;  // the path: its states, and the arc out of each but the last
   int64_t emitting = 0;
   std::vector<int64_t> lengths;
@@ -45,7 +44,7 @@ absl::StatusOr<std::vector<int32_t>> EqualAlign(const AlignGraph& graph, int32_t
         emitting = int64_t(num_frames) + 1;
         break;
       }
-      const int32_t pick = std::uniform_int_distribution<int32_t>(0, choices - 1)(rng);
+      const int32_t pick = random.Int(0, choices - 1);
       if (pick == num_arcs) break;  // the end
       const GraphArc& arc = graph.arcs[graph.arc_begin[s] + pick];
       if (arc.next == s) continue;  // self-loops are added below

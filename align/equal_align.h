@@ -14,8 +14,9 @@
 
 namespace gmmscore {
 
-// The transition-ids of such a path, one per frame (num_frames of them). seed makes the draw
-// repeatable (Kaldi seeds it with a hash of the utterance key). Errors: an empty graph, no path
+// The transition-ids of such a path, one per frame (num_frames of them). The draws are Kaldi's
+// (util/kaldi_random.h) after srand(seed): with seed = KaldiKeySeed(key), align-equal-compiled's
+// path for that utterance. Errors: an empty graph, no path
 // short enough after the tries, or none that can be lengthened (no self-loops).
 absl::StatusOr<std::vector<int32_t>> EqualAlign(const AlignGraph& graph, int32_t num_frames,
                                                 uint32_t seed);

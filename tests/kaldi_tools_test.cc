@@ -202,6 +202,36 @@ TEST_F(KaldiToolsTest, AlignmentConvertersGiveKaldisFiles) {
       << ReadFile(log());
 }
 
+// train_mono.sh's first alignment: one transition-id a frame along a path of each graph, the same
+// on every run (Kaldi's draws, seeded by the key); utterances without features are warnings.
+TEST_F(KaldiToolsTest, AlignEqualCompiledStretchesARandomPath) {
+  const std::string run = tool("align-equal-compiled") + " ark:" + Graphs() + " ark:" + Feats();
+  ASSERT_EQ(
+      RunCommand(run + " ark,t:" + file("a.txt") + " && " + run + " ark,t:" + file("b.txt"), log()),
+      0)
+      << ReadFile(log());
+  EXPECT_NE(ReadFile(log()).find("Success: done 6 utterances."), std::string::npos);
+  EXPECT_EQ(ReadFile(file("a.txt")), ReadFile(file("b.txt")));
+  // As long as the features, and statistics can be gathered along them.
+  ASSERT_EQ(RunCommand(tool("ali-to-phones") + " --per-frame " + Model() + " ark:" + file("a.txt") +
+                           " ark,t:- | awk '{print $1, NF - 1}' > " + file("lengths") + " && " +
+                           tool("gmm-acc-stats-ali") + " " + Model() + " ark:" + Feats() +
+                           " ark:" + file("a.txt") + " /dev/null",
+                       log()),
+            0)
+      << ReadFile(log());
+  EXPECT_EQ(ReadFile(file("lengths")),
+            "cards-001 108\ncards-003 152\nlib-0880 297\nraw-goforward 277\n"
+            "sp0.9-cards-002 216\nsp1.1-lib-0920 548\n");
+  EXPECT_EQ(
+      RunCommand(tool("align-equal-compiled") + " ark:" + Graphs() + " ark:/dev/null ark:/dev/null",
+                 log()),
+      1);
+  EXPECT_NE(ReadFile(log()).find("Computed 0 alignments; 6 lacked features, 0 had other errors."),
+            std::string::npos)
+      << ReadFile(log());
+}
+
 // Outputs that cannot be opened: an error naming the specifier and 255, in every tool that
 // writes a table (this crashed in TableEntryWriter before).
 TEST_F(KaldiToolsTest, UnopenableOutputsAreErrorsNotCrashes) {

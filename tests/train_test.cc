@@ -22,10 +22,10 @@
 #include "tests/test_util.h"
 #include "train/accumulate.h"
 #include "train/gmm_init.h"
-#include "train/kaldi_random.h"
 #include "train/mix_up.h"
 #include "train/mle_update.h"
 #include "train/transition_update.h"
+#include "util/kaldi_random.h"
 
 namespace gmmscore {
 namespace {
@@ -804,6 +804,14 @@ TEST(KaldiRandom, IsTheUnseededRandSequenceAndKaldisRandGauss) {
   EXPECT_NEAR(b.Gauss(), expected, 1e-6);
   KaldiRandom c(7);
   EXPECT_NE(c.Rand(), 1804289383);
+  // RandInt: rand() % n, and no draw where there is one choice.
+  KaldiRandom d;
+  EXPECT_EQ(d.Int(4, 4), 4);
+  EXPECT_EQ(d.Int(0, 9), 1804289383 % 10);
+  EXPECT_EQ(d.Int(2, 4), 2 + 846930886 % 3);
+  // StringHasher: "ab" = 'a' * 7853 + 'b'.
+  EXPECT_EQ(KaldiKeySeed("ab"), 97u * 7853u + 98u);
+  EXPECT_EQ(KaldiKeySeed(""), 0u);
 }
 
 }  // namespace

@@ -12,11 +12,11 @@
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
-#include "train/kaldi_random.h"
 #include "train/mix_down.h"
 #include "train/mix_up.h"
 #include "train/mle_update.h"
 #include "train/transition_update.h"
+#include "util/kaldi_random.h"
 
 namespace gmmscore {
 namespace {

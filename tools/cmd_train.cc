@@ -30,10 +30,10 @@
 #include "tools/kaldi_log.h"
 #include "train/accumulate.h"
 #include "train/flat_start.h"
-#include "train/kaldi_random.h"
 #include "train/mix_up.h"
 #include "train/mle_update.h"
 #include "train/transition_update.h"
+#include "util/kaldi_random.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -275,7 +275,7 @@ int RunTrain(int argc, char** argv) {
   if (*baum_welch_iters == 0 && args.GetBool("flat-start")) {
     int64_t done = 0;
     for (Utterance& u : *utts) {
-      const uint32_t seed = uint32_t(std::hash<std::string>()(u.key)) + uint32_t(*srand);
+      const uint32_t seed = KaldiKeySeed(u.key) + uint32_t(*srand);
       auto ali = EqualAlign(u.graph, u.feats.rows, seed);
       if (!ali.ok()) {
         Warn("AlignEqual: did not align utterance " + u.key + ": " +

@@ -32,5 +32,6 @@ int RunApplyCmvn(int argc, char** argv);
 int RunAliToPdf(int argc, char** argv);
 int RunAliToPhones(int argc, char** argv);
 int RunCopyIntVector(int argc, char** argv);
+int RunAlignEqualCompiled(int argc, char** argv);
 
 }  // namespace gmmscore

@@ -14,6 +14,7 @@ const std::vector<KaldiTool>& KaldiTools() {
       {"add-deltas", "add-deltas", {}},
       {"ali-to-pdf", "ali-to-pdf", {}},
       {"ali-to-phones", "ali-to-phones", {}},
+      {"align-equal-compiled", "align-equal-compiled", {}},
       {"apply-cmvn", "apply-cmvn", {}},
       {"compute-cmvn-stats", "compute-cmvn-stats", {}},
       {"compute-mfcc-feats", "compute-feats", {}},

@@ -71,6 +71,7 @@ int Dispatch(const std::string& command, int argc, char** argv) {
   if (command == "ali-to-pdf") return RunAliToPdf(argc, argv);
   if (command == "ali-to-phones") return RunAliToPhones(argc, argv);
   if (command == "copy-int-vector") return RunCopyIntVector(argc, argv);
+  if (command == "align-equal-compiled") return RunAlignEqualCompiled(argc, argv);
   if (command == "kaldi-links") return RunKaldiLinks(argc, argv);
   return -1;
 }
