@@ -28,7 +28,7 @@ struct MixUpOptions {
 std::vector<int32_t> SplitTargets(const std::vector<float>& occupancies, int32_t target,
                                   float power, float min_count);
 
-// A standard normal draw. gmm-est's own draws are KaldiRandom::Gauss (train/kaldi_random.h):
+// A standard normal draw. gmm-est's own draws are KaldiRandom::Gauss (util/kaldi_random.h):
 // with those, a split perturbs each mean by what gmm-est's perturbs it.
 using NormalDraw = absl::FunctionRef<double()>;
 
