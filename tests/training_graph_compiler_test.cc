@@ -1,0 +1,144 @@
+// Training graphs compiled as Kaldi's compile-train-graphs compiles them, checked against the
+// graphs real Kaldi compiled for the same words (tests/data/kaldi-mono/graphs.fsts, from its L.fst
+// and the monophone model final.mdl): the same states and arcs up to the numbering of states.
+#include "align/training_graph_compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <queue>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "formats/kaldi_fst.h"
+#include "formats/kaldi_model.h"
+#include "tests/test_util.h"
+
+namespace gmmscore::testing {
+namespace {
+
+// A monophone tree as the model's transition-states spell it: the pdf of (phone, pdf-class).
+PhoneContext MonophoneContext(const TransitionModel& model) {
+  std::map<std::pair<int32_t, int32_t>, int32_t> pdfs;
+  for (const TransitionTuple& t : model.tuples()) {
+    const HmmState& state = model.topology().TopologyForPhone(t.phone)[t.hmm_state];
+    pdfs[{t.phone, state.forward_pdf_class}] = t.forward_pdf;
+    pdfs[{t.phone, state.self_loop_pdf_class}] = t.self_loop_pdf;
+  }
+  return PhoneContext{
+      1, 0, [pdfs](std::span<const int32_t> window, int32_t pdf_class) -> std::optional<int32_t> {
+        auto it = pdfs.find({window[0], pdf_class});
+        if (it == pdfs.end()) return std::nullopt;
+        return it->second;
+      }};
+}
+
+// Whether two graphs whose states each leave by distinct input labels are the same up to the
+// numbering of states; `why` says where they differ.
+bool SameUpToNumbering(const AlignGraph& a, const AlignGraph& b, std::string* why) {
+  if (a.num_states() != b.num_states() || a.num_arcs() != b.num_arcs()) {
+    *why = "sizes " + std::to_string(a.num_states()) + "/" + std::to_string(a.num_arcs()) + " vs " +
+           std::to_string(b.num_states()) + "/" + std::to_string(b.num_arcs());
+    return false;
+  }
+  std::vector<int32_t> map(a.num_states(), -1);
+  std::queue<int32_t> pending;
+  map[a.start] = b.start;
+  pending.push(a.start);
+  while (!pending.empty()) {
+    const int32_t s = pending.front();
+    pending.pop();
+    const int32_t t = map[s];
+    if (a.final_cost[s] != b.final_cost[t]) {
+      *why = "final costs of state " + std::to_string(s);
+      return false;
+    }
+    std::map<int32_t, GraphArc> b_arcs;
+    for (int32_t i = b.arc_begin[t]; i < b.arc_begin[t + 1]; ++i) {
+      b_arcs[b.arcs[i].ilabel] = b.arcs[i];
+    }
+    if (static_cast<int32_t>(b_arcs.size()) != b.arc_begin[t + 1] - b.arc_begin[t] ||
+        b.arc_begin[t + 1] - b.arc_begin[t] != a.arc_begin[s + 1] - a.arc_begin[s]) {
+      *why = "arcs of state " + std::to_string(s);
+      return false;
+    }
+    for (int32_t i = a.arc_begin[s]; i < a.arc_begin[s + 1]; ++i) {
+      const GraphArc& arc = a.arcs[i];
+      auto it = b_arcs.find(arc.ilabel);
+      if (it == b_arcs.end() || it->second.olabel != arc.olabel ||
+          it->second.weight != arc.weight) {
+        *why = "arc with input " + std::to_string(arc.ilabel) + " of state " + std::to_string(s);
+        return false;
+      }
+      if (map[arc.next] == -1) {
+        map[arc.next] = it->second.next;
+        pending.push(arc.next);
+      } else if (map[arc.next] != it->second.next) {
+        *why =
+            "destination of arc " + std::to_string(arc.ilabel) + " of state " + std::to_string(s);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+std::map<std::string, std::vector<int32_t>> Transcripts() {
+  std::map<std::string, int32_t> ids;
+  std::ifstream words(DataPath("kaldi-mono/words.txt"));
+  std::string word;
+  int32_t id = 0;
+  while (words >> word >> id) ids[word] = id;
+  std::map<std::string, std::vector<int32_t>> transcripts;
+  std::ifstream text(DataPath("kaldi-mono/text"));
+  std::string line;
+  while (std::getline(text, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    fields >> key;
+    while (fields >> word) transcripts[key].push_back(ids.at(word));
+  }
+  return transcripts;
+}
+
+AlignGraph Lexicon() {
+  std::ifstream in(DataPath("kaldi-mono/L.fst"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<AlignGraph> lexicon = ParseBinaryFst(bytes, "L.fst");
+  EXPECT_TRUE(lexicon.ok()) << lexicon.status();
+  return *lexicon;
+}
+
+TEST(TrainingGraphCompilerTest, KaldisGraphsUpToNumbering) {
+  absl::StatusOr<GmmModel> model = ReadKaldiModelFile(DataPath("kaldi-mono/final.mdl"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  TrainingGraphOptions options;
+  options.transition_scale = 0.0f;
+  options.self_loop_scale = 0.0f;
+  absl::StatusOr<TrainingGraphCompiler> compiler = TrainingGraphCompiler::Create(
+      model->hmm(), MonophoneContext(model->hmm()), Lexicon(), {}, options);
+  ASSERT_TRUE(compiler.ok()) << compiler.status();
+  const auto transcripts = Transcripts();
+  absl::StatusOr<std::unique_ptr<FstTableReader>> kaldi =
+      FstTableReader::Open("ark:" + DataPath("kaldi-mono/graphs.fsts"));
+  ASSERT_TRUE(kaldi.ok()) << kaldi.status();
+  std::string key;
+  AlignGraph expected;
+  int compared = 0;
+  while (true) {
+    absl::StatusOr<bool> more = (*kaldi)->Next(&key, &expected);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    absl::StatusOr<AlignGraph> ours = compiler->Compile(transcripts.at(key));
+    ASSERT_TRUE(ours.ok()) << key << ": " << ours.status();
+    std::string why;
+    EXPECT_TRUE(SameUpToNumbering(*ours, expected, &why)) << key << ": " << why;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 6);
+}
+
+}  // namespace
+}  // namespace gmmscore::testing
