@@ -51,8 +51,9 @@ smoke() {
   trap 'rm -rf "$tmp"' RETURN
   export LD_LIBRARY_PATH="$prefix/lib"
   "$prefix/bin/gmmscored" --help >/dev/null
+  # As the image's default command serves: the shipped model and its front end.
   "$prefix/bin/gmmscored" --listen=127.0.0.1:0 --plaintext --model="mono=$data/final.mdl" \
-    2>"$tmp/gmmscored.log" &
+    --front-end="mfcc=$src/deploy/kaldi-mono/mfcc.conf" 2>"$tmp/gmmscored.log" &
   pid=$!
   for _ in $(seq 300); do
     grep -q "gmmscored: serving" "$tmp/gmmscored.log" && break
@@ -80,13 +81,20 @@ smoke() {
 check_dockerfile() {
   local dockerfile=$1 expected
   for expected in \
-    '^FROM nvidia/cuda:.*-devel-.* AS build$' \
+    '^ARG BACKEND=cuda$' \
+    '^FROM nvidia/cuda:.*-devel-.* AS build-base-cuda$' \
+    '^FROM .* AS build-base-cpu$' \
+    '^FROM build-base-\$\{BACKEND\} AS build$' \
     '^ *(RUN .*)?/src/deploy/docker-build-steps.sh all /src /build /opt/gmmscore$' \
-    '^FROM nvidia/cuda:.*-runtime-' \
+    '^FROM nvidia/cuda:.*-runtime-.* AS run-base-cuda$' \
+    '^FROM .* AS run-base-cpu$' \
+    '^FROM run-base-\$\{BACKEND\}$' \
     '^COPY --from=build /opt/gmmscore /opt/gmmscore$' \
+    '^COPY tests/data/kaldi-mono/final.mdl deploy/kaldi-mono/mfcc.conf /opt/gmmscore/share/kaldi-mono/$' \
     '^USER [1-9][0-9]*$' \
     '^HEALTHCHECK ' \
-    '^ENTRYPOINT \["gmmscored"\]$'; do
+    '^ENTRYPOINT \["gmmscored"\]$' \
+    '"--model=mono=/opt/gmmscore/share/kaldi-mono/final.mdl"'; do
     if ! grep -Eq "$expected" "$dockerfile"; then
       echo "check-dockerfile: $dockerfile has no line matching: $expected" >&2
       return 1
