@@ -59,11 +59,11 @@ absl::Status CpuScorer::Score(const Matrix& feats, Matrix* out) const {
 
   const int32_t num_blocks = (feats.rows + kFrameBlock - 1) / kFrameBlock;
   const size_t block_floats = size_t(dim) * 2 * kFrameBlock;
-  auto frames = hwy::AllocateAligned<float>(num_blocks * block_floats);
+  auto frames = AllocateAlignedFloats(num_blocks * block_floats);
   PrepareFrames(feats, packed_.shift(), frames.get());
-  hwy::AlignedFreeUniquePtr<float[]> raw_frames;
+  AlignedFloats raw_frames;
   if (packed_.has_outliers()) {
-    raw_frames = hwy::AllocateAligned<float>(size_t(num_blocks) * dim * kFrameBlock);
+    raw_frames = AllocateAlignedFloats(size_t(num_blocks) * dim * kFrameBlock);
     PrepareRawFrames(feats, raw_frames.get());
   }
 
@@ -72,9 +72,8 @@ absl::Status CpuScorer::Score(const Matrix& feats, Matrix* out) const {
   const int threads = int(std::min<int64_t>(num_threads_, num_items));
 #pragma omp parallel num_threads(threads)
   {
-    auto gauss_scores = hwy::AllocateAligned<float>(size_t(packed_.max_tile_gauss()) * kFrameBlock);
-    auto state_scores =
-        hwy::AllocateAligned<float>(size_t(packed_.max_tile_states()) * kFrameBlock);
+    auto gauss_scores = AllocateAlignedFloats(size_t(packed_.max_tile_gauss()) * kFrameBlock);
+    auto state_scores = AllocateAlignedFloats(size_t(packed_.max_tile_states()) * kFrameBlock);
     std::vector<uint64_t> fired(size_t(packed_.max_tile_states()));
     // Items run tile-major so a thread reuses a tile's parameters across frame blocks.
 #pragma omp for schedule(dynamic, 4)

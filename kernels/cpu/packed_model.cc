@@ -46,7 +46,7 @@ CpuPackedModel::CpuPackedModel(const GmmModel& model)
   }
 
   const size_t group_floats = size_t(dim) * 2 * kGaussGroup;
-  params_ = hwy::AllocateAligned<float>(size_t(packed / kGaussGroup) * group_floats);
+  params_ = AllocateAlignedFloats(size_t(packed / kGaussGroup) * group_floats);
   std::fill_n(params_.get(), size_t(packed / kGaussGroup) * group_floats, 0.0f);
   gconst_.assign(size_t(packed), kPadGconst);
   lconst_.assign(size_t(packed), double(kPadGconst));

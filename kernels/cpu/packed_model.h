@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hwy/aligned_allocator.h"
+#include "kernels/cpu/aligned_floats.h"
 #include "model/gmm_model.h"
 #include "model/score_guard.h"
 
@@ -80,7 +80,7 @@ class CpuPackedModel {
   std::vector<float> shift_;
   std::vector<CpuTile> tiles_;
   std::vector<uint32_t> local_begin_;  // per tile, num_states + 1 offsets into its Gaussians
-  hwy::AlignedFreeUniquePtr<float[]> params_;
+  AlignedFloats params_;
   std::vector<float> gconst_;
   std::vector<double> lconst_;              // per packed Gaussian, L_g (model/expanded_form.h)
   std::vector<int64_t> state_first_gauss_;  // per state, its first packed Gaussian

@@ -190,33 +190,85 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace gmmscore {
-HWY_EXPORT(ScoreTileBlockImpl);
+namespace {
 
-HWY_EXPORT(ScoreOutlierBlockImpl);
+// The run-time choice of target is made here rather than by Highway's HWY_DYNAMIC_DISPATCH: that
+// lives in libhwy, whose loading measures the timer for milliseconds, in every process that links
+// it, before main. A target is usable where the CPU (and the OS, for the AVX state) has every
+// feature its code is compiled for (hwy/ops/set_macros-inl.h, HWY_TARGET_STR_*).
+struct Kernels {
+  const char* name;
+  void (*score_tile_block)(const TileBlockJob&);
+  void (*score_outlier_block)(const OutlierBlockJob&);
+  bool (*guard_tile_block)(const float*, int32_t, const StateGuard*, float, uint64_t*);
+  void (*log_add_rows)(const float*, int32_t, size_t, int32_t, float*);
+};
 
-HWY_EXPORT(GuardTileBlockImpl);
+#define GMMSCORE_KERNELS(TARGET, NAME)                                 \
+  Kernels {                                                            \
+    NAME, &TARGET::ScoreTileBlockImpl, &TARGET::ScoreOutlierBlockImpl, \
+        &TARGET::GuardTileBlockImpl, &TARGET::LogAddRowsImpl           \
+  }
 
-HWY_EXPORT(LogAddRowsImpl);
-
-const char* SimdTargetName() {
-  const int64_t usable = hwy::SupportedTargets() & HWY_TARGETS;
-  return hwy::TargetName(usable & -usable);  // the lowest bit is the best target
+[[maybe_unused]] bool HasSsse3() {
+  return __builtin_cpu_supports("sse2") && __builtin_cpu_supports("ssse3");
+}
+[[maybe_unused]] bool HasSse4() {
+  return HasSsse3() && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("sse4.2") &&
+         __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("aes");
+}
+[[maybe_unused]] bool HasAvx2() {
+  return HasSse4() && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") &&
+         __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+         __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+[[maybe_unused]] bool HasAvx3() {
+  return HasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
 }
 
-void ScoreTileBlock(const TileBlockJob& job) { HWY_DYNAMIC_DISPATCH(ScoreTileBlockImpl)(job); }
-
-void ScoreOutlierBlock(const OutlierBlockJob& job) {
-  HWY_DYNAMIC_DISPATCH(ScoreOutlierBlockImpl)(job);
+const Kernels& Chosen() {
+  static const Kernels chosen = [] {
+    __builtin_cpu_init();
+#if HWY_TARGETS & HWY_AVX3
+    if (HasAvx3()) return GMMSCORE_KERNELS(N_AVX3, "AVX3");
+#endif
+#if HWY_TARGETS & HWY_AVX2
+    if (HasAvx2()) return GMMSCORE_KERNELS(N_AVX2, "AVX2");
+#endif
+#if HWY_TARGETS & HWY_SSE4
+    if (HasSse4()) return GMMSCORE_KERNELS(N_SSE4, "SSE4");
+#endif
+#if HWY_TARGETS & HWY_SSSE3
+    if (HasSsse3()) return GMMSCORE_KERNELS(N_SSSE3, "SSSE3");
+#endif
+#if HWY_TARGETS & HWY_EMU128
+    return GMMSCORE_KERNELS(N_EMU128, "EMU128");
+#else
+    return GMMSCORE_KERNELS(N_SCALAR, "SCALAR");
+#endif
+  }();
+  return chosen;
 }
+
+#undef GMMSCORE_KERNELS
+
+}  // namespace
+
+const char* SimdTargetName() { return Chosen().name; }
+
+void ScoreTileBlock(const TileBlockJob& job) { Chosen().score_tile_block(job); }
+
+void ScoreOutlierBlock(const OutlierBlockJob& job) { Chosen().score_outlier_block(job); }
 
 bool GuardTileBlock(const float* state_scores, int32_t num_states, const StateGuard* guards,
                     float gamma, uint64_t* fired) {
-  return HWY_DYNAMIC_DISPATCH(GuardTileBlockImpl)(state_scores, num_states, guards, gamma, fired);
+  return Chosen().guard_tile_block(state_scores, num_states, guards, gamma, fired);
 }
 
 void LogAddRows(const float* rows, int32_t num_rows, size_t stride, int32_t num_frames,
                 float* out) {
-  HWY_DYNAMIC_DISPATCH(LogAddRowsImpl)(rows, num_rows, stride, num_frames, out);
+  Chosen().log_add_rows(rows, num_rows, stride, num_frames, out);
 }
 
 }  // namespace gmmscore
