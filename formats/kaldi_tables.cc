@@ -295,4 +295,21 @@ absl::StatusOr<bool> TokenVectorTableReader::Next(std::string* key,
   return true;
 }
 
+absl::StatusOr<std::map<std::string, std::string>> ReadTokenMap(const std::string& rspecifier) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TokenVectorTableReader> reader,
+                       TokenVectorTableReader::Open(rspecifier));
+  std::map<std::string, std::string> map;
+  std::string key;
+  std::vector<std::string> value;
+  while (true) {
+    GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &value));
+    if (!more) return map;
+    if (value.size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(rspecifier, ": entry ", key, " should have one token, has ", value.size()));
+    }
+    map[key] = std::move(value[0]);
+  }
+}
+
 }  // namespace gmmscore

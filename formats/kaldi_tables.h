@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -152,5 +153,9 @@ class TokenVectorTableReader {
       : entries_(std::move(entries)) {}
   std::unique_ptr<TableEntryReader> entries_;
 };
+
+// A table of one token per key (Kaldi's TokenHolder: utt2spk) as a map. An entry with no token or
+// more than one is an error naming the table and the key, as Kaldi's reader refuses it.
+absl::StatusOr<std::map<std::string, std::string>> ReadTokenMap(const std::string& rspecifier);
 
 }  // namespace gmmscore

@@ -36,21 +36,6 @@ DoubleMatrix StatsMatrix(const CmvnStats& stats) {
   return m;
 }
 
-// A table of token lists (spk2utt, utt2spk) as a map.
-absl::StatusOr<std::map<std::string, std::vector<std::string>>> ReadTokenTable(
-    const std::string& rspecifier) {
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TokenVectorTableReader> reader,
-                       TokenVectorTableReader::Open(rspecifier));
-  std::map<std::string, std::vector<std::string>> table;
-  std::string key;
-  std::vector<std::string> value;
-  while (true) {
-    GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &value));
-    if (!more) return table;
-    table[key] = value;
-  }
-}
-
 struct Counts {
   int64_t done = 0;
   int64_t errors = 0;
@@ -192,7 +177,7 @@ absl::Status Apply(const std::string& stats_in, const std::string& feats_in,
   // Statistics by key (speaker through --utt2spk, or utterance), or one global matrix.
   std::map<std::string, DoubleMatrix> by_key;
   std::optional<CmvnStats> global;
-  std::map<std::string, std::vector<std::string>> utt2spk;
+  std::map<std::string, std::string> utt2spk;
   if (IsTableSpecifier(stats_in)) {
     GMM_ASSIGN_OR_RETURN(std::unique_ptr<DoubleMatrixTableReader> reader,
                          DoubleMatrixTableReader::Open(stats_in));
@@ -204,7 +189,7 @@ absl::Status Apply(const std::string& stats_in, const std::string& feats_in,
       by_key[key] = std::move(m);
     }
     if (!opts.utt2spk.empty()) {
-      GMM_ASSIGN_OR_RETURN(utt2spk, ReadTokenTable(opts.utt2spk));
+      GMM_ASSIGN_OR_RETURN(utt2spk, ReadTokenMap(opts.utt2spk));
     }
   } else {
     if (!opts.utt2spk.empty()) {
@@ -228,7 +213,7 @@ absl::Status Apply(const std::string& stats_in, const std::string& feats_in,
       std::string key = utt;
       if (!opts.utt2spk.empty()) {
         const auto it = utt2spk.find(utt);
-        key = it == utt2spk.end() || it->second.size() != 1 ? "" : it->second[0];
+        key = it == utt2spk.end() ? "" : it->second;
       }
       const auto found = by_key.find(key);
       if (key.empty() || found == by_key.end()) {

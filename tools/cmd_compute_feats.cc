@@ -27,23 +27,6 @@ constexpr char kProgram[] = "gmmscore compute-feats";
 void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
 void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
 
-absl::StatusOr<std::map<std::string, std::string>> ReadUtt2Spk(const std::string& rspecifier) {
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TokenVectorTableReader> reader,
-                       TokenVectorTableReader::Open(rspecifier));
-  std::map<std::string, std::string> utt2spk;
-  std::string key;
-  std::vector<std::string> value;
-  while (true) {
-    GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &value));
-    if (!more) return utt2spk;
-    if (value.size() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          rspecifier, ": utterance ", key, " should have one speaker, has ", value.size()));
-    }
-    utt2spk[key] = value[0];
-  }
-}
-
 // Utterances waiting for the rest of their speaker (--cmvn=speaker), written in input order.
 struct Pending {
   std::string key;
@@ -107,7 +90,7 @@ int RunComputeFeats(int argc, char** argv) {
     if (args.Get("utt2spk").empty()) {
       return Fail("compute-feats", absl::InvalidArgumentError("--cmvn=speaker needs --utt2spk"));
     }
-    auto map = ReadUtt2Spk(args.Get("utt2spk"));
+    auto map = ReadTokenMap(args.Get("utt2spk"));
     if (!map.ok()) return Fail("compute-feats", map.status());
     utt2spk = std::move(*map);
   }
