@@ -7,10 +7,13 @@
 #include <fst/encode.h>
 #include <fst/minimize.h>
 #include <fst/rmepsilon.h>
+#include <fst/statesort.h>
 #include <fst/vector-fst.h>
 
+#include <deque>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gmmscore {
 namespace {
@@ -48,6 +51,37 @@ VectorGraph FromFst(const fst::VectorFst<Arc>& in) {
     }
   }
   return graph;
+}
+
+// Numbers a determinized graph's states, and orders each state's arcs, as Kaldi's DeterminizeStar
+// makes them: arcs by input label; states in the order they are first reached, the state reached
+// last processed first. Minimization keeps this order (its encoded labels are numbered in the
+// order they are met), and Kaldi's equal alignment of a flat start draws arcs by their position,
+// so the same graph in another order would start training from other alignments.
+void NumberAsKaldi(fst::VectorFst<fst::LogArc>* graph) {
+  using StateId = fst::LogArc::StateId;
+  if (graph->Start() == fst::kNoStateId) return;
+  fst::ArcSort(graph, fst::ILabelCompare<fst::LogArc>());
+  std::vector<StateId> order(graph->NumStates(), fst::kNoStateId);
+  std::deque<StateId> pending;
+  StateId next = 0;
+  order[graph->Start()] = next++;
+  pending.push_front(graph->Start());
+  while (!pending.empty()) {
+    const StateId s = pending.front();
+    pending.pop_front();
+    for (fst::ArcIterator<fst::VectorFst<fst::LogArc>> it(*graph, s); !it.Done(); it.Next()) {
+      const StateId to = it.Value().nextstate;
+      if (order[to] != fst::kNoStateId) continue;
+      order[to] = next++;
+      pending.push_front(to);
+    }
+  }
+  // States no path reaches (determinization makes none) keep their relative order at the end.
+  for (StateId s = 0; s < graph->NumStates(); ++s) {
+    if (order[s] == fst::kNoStateId) order[s] = next++;
+  }
+  fst::StateSort(graph, order);
 }
 
 }  // namespace
@@ -112,6 +146,7 @@ absl::StatusOr<VectorGraph> DeterminizeAndMinimize(const VectorGraph& graph, flo
         "the graph cannot be determinized: one input sequence has two output sequences "
         "(is a disambiguation symbol missing from the lexicon?)");
   }
+  NumberAsKaldi(&determinized);
   fst::StdVectorFst tropical;
   fst::ArcMap(determinized, &tropical, fst::WeightConvertMapper<fst::LogArc, fst::StdArc>());
   for (fst::StateIterator<fst::StdVectorFst> states(tropical); !states.Done(); states.Next()) {

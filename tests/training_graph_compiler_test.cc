@@ -35,8 +35,8 @@ PhoneContext MonophoneContext(const TransitionModel& model) {
       }};
 }
 
-// Whether two graphs whose states each leave by distinct input labels are the same up to the
-// numbering of states; `why` says where they differ.
+// Whether two graphs are the same up to the numbering of states, each state's arcs in the same
+// order (Kaldi's equal alignment draws arcs by position); `why` says where they differ.
 bool SameUpToNumbering(const AlignGraph& a, const AlignGraph& b, std::string* why) {
   if (a.num_states() != b.num_states() || a.num_arcs() != b.num_arcs()) {
     *why = "sizes " + std::to_string(a.num_states()) + "/" + std::to_string(a.num_arcs()) + " vs " +
@@ -51,33 +51,23 @@ bool SameUpToNumbering(const AlignGraph& a, const AlignGraph& b, std::string* wh
     const int32_t s = pending.front();
     pending.pop();
     const int32_t t = map[s];
-    if (a.final_cost[s] != b.final_cost[t]) {
-      *why = "final costs of state " + std::to_string(s);
+    const int32_t num_arcs = a.arc_begin[s + 1] - a.arc_begin[s];
+    if (a.final_cost[s] != b.final_cost[t] || num_arcs != b.arc_begin[t + 1] - b.arc_begin[t]) {
+      *why = "final cost or number of arcs of state " + std::to_string(s);
       return false;
     }
-    std::map<int32_t, GraphArc> b_arcs;
-    for (int32_t i = b.arc_begin[t]; i < b.arc_begin[t + 1]; ++i) {
-      b_arcs[b.arcs[i].ilabel] = b.arcs[i];
-    }
-    if (static_cast<int32_t>(b_arcs.size()) != b.arc_begin[t + 1] - b.arc_begin[t] ||
-        b.arc_begin[t + 1] - b.arc_begin[t] != a.arc_begin[s + 1] - a.arc_begin[s]) {
-      *why = "arcs of state " + std::to_string(s);
-      return false;
-    }
-    for (int32_t i = a.arc_begin[s]; i < a.arc_begin[s + 1]; ++i) {
-      const GraphArc& arc = a.arcs[i];
-      auto it = b_arcs.find(arc.ilabel);
-      if (it == b_arcs.end() || it->second.olabel != arc.olabel ||
-          it->second.weight != arc.weight) {
-        *why = "arc with input " + std::to_string(arc.ilabel) + " of state " + std::to_string(s);
+    for (int32_t i = 0; i < num_arcs; ++i) {
+      const GraphArc& x = a.arcs[a.arc_begin[s] + i];
+      const GraphArc& y = b.arcs[b.arc_begin[t] + i];
+      if (x.ilabel != y.ilabel || x.olabel != y.olabel || x.weight != y.weight) {
+        *why = "arc " + std::to_string(i) + " of state " + std::to_string(s);
         return false;
       }
-      if (map[arc.next] == -1) {
-        map[arc.next] = it->second.next;
-        pending.push(arc.next);
-      } else if (map[arc.next] != it->second.next) {
-        *why =
-            "destination of arc " + std::to_string(arc.ilabel) + " of state " + std::to_string(s);
+      if (map[x.next] == -1) {
+        map[x.next] = y.next;
+        pending.push(x.next);
+      } else if (map[x.next] != y.next) {
+        *why = "destination of arc " + std::to_string(i) + " of state " + std::to_string(s);
         return false;
       }
     }
