@@ -214,10 +214,10 @@ absl::StatusOr<VectorGraph> WindowHmm(const TransitionModel& model, const PhoneC
   return hmm;
 }
 
-// H: from one loop state, each window's HMM, its window label on the HMM's first arc (or on an
-// epsilon arc into it where the HMM's start has more than one arc or is re-entered), back to the
-// loop state at its end. Disambiguation windows read symbols numbered after the transition-ids,
-// returned in `max_transition_id`'s stead by the caller's check.
+// H: from one loop state, each window's HMM, its window label on the arcs leaving the HMM's start
+// (or on an epsilon arc into the start, where paths come back to it), back to the loop state at
+// its end. Disambiguation windows read symbols numbered after the transition-ids, which become
+// epsilons after determinization.
 absl::StatusOr<VectorGraph> HTransducer(const TransitionModel& model, const PhoneContext& context,
                                         const std::vector<std::vector<int32_t>>& windows,
                                         float transition_scale) {
@@ -239,11 +239,15 @@ absl::StatusOr<VectorGraph> HTransducer(const TransitionModel& model, const Phon
       if (!built.ok()) return built.status();
       hmm = std::move(*built);
     }
+    // The window's label goes on the arcs leaving the HMM's start, which becomes the loop state,
+    // where no path comes back to the start; otherwise on an epsilon arc into the start. (Kaldi
+    // puts it on an epsilon arc wherever the start has more than one arc, and its determinization
+    // moves it onto the arcs that follow; OpenFst's epsilon removal would not.)
     bool start_reentered = hmm.final_cost[hmm.start] != AlignGraph::kNotFinal;
     for (const auto& arcs : hmm.arcs) {
       for (const GraphArc& arc : arcs) start_reentered |= arc.next == hmm.start;
     }
-    const bool share_start = !start_reentered && hmm.arcs[hmm.start].size() == 1;
+    const bool share_start = !start_reentered;
     std::vector<int32_t> map(hmm.num_states());
     for (int32_t s = 0; s < hmm.num_states(); ++s) {
       map[s] = s == hmm.start && share_start ? h.start : h.AddState();
