@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -536,15 +537,17 @@ void KaldiWriter::Int32(int32_t value) {
   }
 }
 
-namespace {
-// The shortest representation that reads back to the same float or double.
 template <typename T>
-void WriteTextReal(std::ostream& os, T value) {
+void KaldiWriter::TextReal(T value) {
   char buf[32];
+  if (reals_ == TextReals::kKaldi) {
+    const int n = std::snprintf(buf, sizeof(buf), "%.7g", static_cast<double>(value));
+    os_.write(buf, n);
+    return;
+  }
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  os.write(buf, end - buf);
+  os_.write(buf, end - buf);
 }
-}  // namespace
 
 void KaldiWriter::Uint16(uint16_t value) {
   if (binary_) {
@@ -560,7 +563,7 @@ void KaldiWriter::Double(double value) {
     os_.put(8);
     os_.write(reinterpret_cast<const char*>(&value), 8);
   } else {
-    WriteTextReal(os_, value);
+    TextReal(value);
     os_ << ' ';
   }
 }
@@ -570,7 +573,7 @@ void KaldiWriter::Float(float value) {
     os_.put(4);
     os_.write(reinterpret_cast<const char*>(&value), 4);
   } else {
-    WriteTextReal(os_, value);
+    TextReal(value);
     os_ << ' ';
   }
 }
@@ -597,7 +600,7 @@ void KaldiWriter::RealVector(const T* data, size_t n) {
   } else {
     os_ << " [ ";
     for (size_t i = 0; i < n; ++i) {
-      WriteTextReal(os_, data[i]);
+      TextReal(data[i]);
       os_ << ' ';
     }
     os_ << "]\n";
@@ -625,7 +628,7 @@ void KaldiWriter::RealMatrix(const char* token, int32_t rows, int32_t cols, cons
   for (int32_t r = 0; r < rows; ++r) {
     os_ << "\n  ";
     for (int32_t c = 0; c < cols; ++c) {
-      WriteTextReal(os_, data[size_t(r) * cols + c]);
+      TextReal(data[size_t(r) * cols + c]);
       os_ << ' ';
     }
   }

@@ -103,9 +103,15 @@ class KaldiReader {
   int64_t end_ = kEndNotAsked;  // the stream's end, once asked
 };
 
+// How a text-mode writer prints reals: kShortest, the shortest form that reads back to the same
+// value (gmmscore's own files); kKaldi, as Kaldi's text streams print them (an ostream's default
+// notation at precision 7, printf "%.7g"), for output that equals Kaldi's byte for byte.
+enum class TextReals { kShortest, kKaldi };
+
 class KaldiWriter {
  public:
-  KaldiWriter(std::ostream& os, bool binary) : os_(os), binary_(binary) {}
+  KaldiWriter(std::ostream& os, bool binary, TextReals reals = TextReals::kShortest)
+      : os_(os), binary_(binary), reals_(reals) {}
   void BinaryMarker() {
     if (binary_) os_.write("\0B", 2);
   }
@@ -127,11 +133,14 @@ class KaldiWriter {
 
  private:
   template <typename T>
+  void TextReal(T value);
+  template <typename T>
   void RealVector(const T* data, size_t n);
   template <typename T>
   void RealMatrix(const char* token, int32_t rows, int32_t cols, const T* data);
   std::ostream& os_;
   bool binary_;
+  TextReals reals_;
 };
 
 }  // namespace gmmscore

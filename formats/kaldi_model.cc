@@ -1,10 +1,12 @@
 #include "formats/kaldi_model.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "formats/kaldi_stream.h"
+#include "formats/kaldi_topology.h"
 #include "formats/read_limits.h"
 #include "util/status_macros.h"
 
@@ -14,123 +16,6 @@ namespace {
 // The fewest bytes an integer takes: 5 in binary (a size byte and 4), 2 in text (a digit and a
 // space).
 uint64_t MinIntBytes(const KaldiReader& in) { return in.binary() ? 5 : 2; }
-
-// Text topology: <TopologyEntry> <ForPhones> p... </ForPhones> <State> n [<PdfClass> c |
-// <ForwardPdfClass> c <SelfLoopPdfClass> c] (<Transition> dst prob)* </State> ... </TopologyEntry>
-absl::StatusOr<HmmTopology> ReadTextTopology(KaldiReader& in) {
-  HmmTopology topo;
-  while (true) {
-    GMM_ASSIGN_OR_RETURN(std::string token, in.Token());
-    if (token == "</Topology>") break;
-    if (token != "<TopologyEntry>") {
-      return in.Error(absl::StrCat("expected <TopologyEntry> or </Topology>, found ", token));
-    }
-    GMM_RETURN_IF_ERROR(in.Expect("<ForPhones>"));
-    std::vector<int32_t> phones;
-    while (true) {
-      GMM_ASSIGN_OR_RETURN(std::string word, in.Token());
-      if (word == "</ForPhones>") break;
-      int32_t phone = 0;
-      if (!absl::SimpleAtoi(word, &phone)) {
-        return in.Error(absl::StrCat("expected a phone number, found ", word.substr(0, 40)));
-      }
-      if (phone <= 0 || phone > kMaxPhoneId) {
-        return in.Error(absl::StrCat("phone ", phone, " is out of range (phone ids are 1 to ",
-                                     kMaxPhoneId, ")"));
-      }
-      phones.push_back(phone);
-    }
-    std::vector<HmmState> entry;
-    GMM_ASSIGN_OR_RETURN(token, in.Token());
-    while (token != "</TopologyEntry>") {
-      if (token != "<State>") return in.Error(absl::StrCat("expected <State>, found ", token));
-      GMM_ASSIGN_OR_RETURN(int32_t index, in.Int32());
-      if (index != static_cast<int32_t>(entry.size())) {
-        return in.Error(absl::StrCat("states must be numbered from 0 in order; expected ",
-                                     entry.size(), ", found ", index));
-      }
-      HmmState state;
-      GMM_ASSIGN_OR_RETURN(token, in.Token());
-      if (token == "<PdfClass>") {
-        GMM_ASSIGN_OR_RETURN(state.forward_pdf_class, in.Int32());
-        state.self_loop_pdf_class = state.forward_pdf_class;
-        GMM_ASSIGN_OR_RETURN(token, in.Token());
-      } else if (token == "<ForwardPdfClass>") {
-        GMM_ASSIGN_OR_RETURN(state.forward_pdf_class, in.Int32());
-        GMM_RETURN_IF_ERROR(in.Expect("<SelfLoopPdfClass>"));
-        GMM_ASSIGN_OR_RETURN(state.self_loop_pdf_class, in.Int32());
-        GMM_ASSIGN_OR_RETURN(token, in.Token());
-      }
-      while (token == "<Transition>") {
-        GMM_ASSIGN_OR_RETURN(int32_t dst, in.Int32());
-        GMM_ASSIGN_OR_RETURN(float prob, in.Float());
-        state.transitions.emplace_back(dst, prob);
-        GMM_ASSIGN_OR_RETURN(token, in.Token());
-      }
-      if (token != "</State>") return in.Error(absl::StrCat("expected </State>, found ", token));
-      entry.push_back(std::move(state));
-      GMM_ASSIGN_OR_RETURN(token, in.Token());
-    }
-    const int32_t entry_index = static_cast<int32_t>(topo.entries.size());
-    topo.entries.push_back(std::move(entry));
-    for (int32_t phone : phones) {
-      if (static_cast<int32_t>(topo.phone_to_entry.size()) <= phone) {
-        topo.phone_to_entry.resize(phone + 1, -1);
-      }
-      if (topo.phone_to_entry[phone] != -1) {
-        return in.Error(absl::StrCat("phone ", phone, " appears in two topology entries"));
-      }
-      topo.phone_to_entry[phone] = entry_index;
-      topo.phones.push_back(phone);
-    }
-  }
-  std::sort(topo.phones.begin(), topo.phones.end());
-  return topo;
-}
-
-absl::StatusOr<HmmTopology> ReadBinaryTopology(KaldiReader& in) {
-  HmmTopology topo;
-  GMM_ASSIGN_OR_RETURN(topo.phones, in.Int32Vector());
-  GMM_ASSIGN_OR_RETURN(topo.phone_to_entry, in.Int32Vector());
-  GMM_ASSIGN_OR_RETURN(int32_t num_entries, in.Int32());
-  bool is_hmm = true;  // -1 marks the chain format, which stores separate self-loop pdf classes
-  if (num_entries == -1) {
-    is_hmm = false;
-    GMM_ASSIGN_OR_RETURN(num_entries, in.Int32());
-  }
-  if (num_entries < 0 || num_entries > 100000) {
-    return in.Error(absl::StrCat("bad number of topology entries ", num_entries));
-  }
-  // Each entry takes at least its state count, each state its pdf class(es) and transition count.
-  GMM_RETURN_IF_ERROR(in.CheckRoom(uint64_t(num_entries), 5, 100000, "topology entries"));
-  topo.entries.resize(num_entries);
-  for (auto& entry : topo.entries) {
-    GMM_ASSIGN_OR_RETURN(int32_t num_states, in.Int32());
-    if (num_states < 0 || num_states > 10000) {
-      return in.Error(absl::StrCat("bad number of HMM states ", num_states));
-    }
-    GMM_RETURN_IF_ERROR(in.CheckRoom(uint64_t(num_states), is_hmm ? 10 : 15, 10000, "HMM states"));
-    entry.resize(num_states);
-    for (auto& state : entry) {
-      GMM_ASSIGN_OR_RETURN(state.forward_pdf_class, in.Int32());
-      state.self_loop_pdf_class = state.forward_pdf_class;
-      if (!is_hmm) {
-        GMM_ASSIGN_OR_RETURN(state.self_loop_pdf_class, in.Int32());
-      }
-      GMM_ASSIGN_OR_RETURN(int32_t num_transitions, in.Int32());
-      if (num_transitions < 0 || num_transitions > 10000) {
-        return in.Error(absl::StrCat("bad number of transitions ", num_transitions));
-      }
-      GMM_RETURN_IF_ERROR(in.CheckRoom(uint64_t(num_transitions), 10, 10000, "transitions"));
-      state.transitions.resize(num_transitions);
-      for (auto& [dst, prob] : state.transitions) {
-        GMM_ASSIGN_OR_RETURN(dst, in.Int32());
-        GMM_ASSIGN_OR_RETURN(prob, in.Float());
-      }
-    }
-  }
-  return topo;
-}
 
 // One <DiagGMM> object (Kaldi's DiagGmm::Read), its Gaussians appended to spec as a new pdf;
 // spec->dim 0 takes the dimension from the object's matrices. `where` prefixes errors.
@@ -224,14 +109,7 @@ absl::Status CheckTransitionIdCount(KaldiReader& in, const HmmTopology& topo,
 
 absl::StatusOr<TransitionModel> ReadTransitionModel(KaldiReader& in) {
   GMM_RETURN_IF_ERROR(in.Expect("<TransitionModel>"));
-  GMM_RETURN_IF_ERROR(in.Expect("<Topology>"));
-  HmmTopology topo;
-  if (in.binary()) {
-    GMM_ASSIGN_OR_RETURN(topo, ReadBinaryTopology(in));
-    GMM_RETURN_IF_ERROR(in.Expect("</Topology>"));
-  } else {
-    GMM_ASSIGN_OR_RETURN(topo, ReadTextTopology(in));
-  }
+  GMM_ASSIGN_OR_RETURN(HmmTopology topo, ReadKaldiTopology(in));
   std::vector<TransitionTuple> tuples;
   GMM_ASSIGN_OR_RETURN(std::string token, in.Token());
   const bool triples = token == "<Triples>";
@@ -479,6 +357,18 @@ absl::Status WriteKaldiModel(const GmmModel& model, std::ostream& os, bool binar
 absl::StatusOr<GmmModel> ReadKaldiModelFile(const std::string& rxfilename) {
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> input, InputStream::Open(rxfilename));
   GMM_ASSIGN_OR_RETURN(GmmModel model, ReadKaldiModel(input->stream(), input->name()));
+  GMM_RETURN_IF_ERROR(input->Close());
+  return model;
+}
+
+absl::StatusOr<TransitionModel> ReadKaldiTransitionModelFile(const std::string& rxfilename) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> input, InputStream::Open(rxfilename));
+  const bool binary = KaldiReader::ConsumeBinaryMarker(input->stream());
+  KaldiReader in(input->stream(), input->name(), binary);
+  GMM_ASSIGN_OR_RETURN(TransitionModel model, ReadKaldiTransitionModel(in));
+  // The GMMs that follow are not read; a pipe is drained so that its command does not fail on a
+  // closed pipe.
+  input->stream().ignore(std::numeric_limits<std::streamsize>::max());
   GMM_RETURN_IF_ERROR(input->Close());
   return model;
 }

@@ -20,6 +20,9 @@ absl::Status WriteKaldiModel(const GmmModel& model, std::ostream& os, bool binar
 // Whole model files through Kaldi's extended filenames (formats/kaldi_stream.h: "-", "CMD |",
 // "| CMD"), as Kaldi's tools read and write models; errors name the file.
 absl::StatusOr<GmmModel> ReadKaldiModelFile(const std::string& rxfilename);
+// The TransitionModel at the start of a model file (or of a file holding it alone), as Kaldi's
+// tools that need no GMMs read it (compile-train-graphs, show-alignments, ali-to-phones).
+absl::StatusOr<TransitionModel> ReadKaldiTransitionModelFile(const std::string& rxfilename);
 absl::Status WriteKaldiModelFile(const GmmModel& model, const std::string& wxfilename, bool binary);
 
 // The pieces, for tools that read a TransitionModel alone (alignment graphs, etc.).

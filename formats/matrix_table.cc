@@ -89,23 +89,24 @@ absl::StatusOr<std::unique_ptr<MatrixTableReader>> MatrixTableReader::Open(
 }
 
 absl::StatusOr<std::unique_ptr<MatrixTableWriter>> MatrixTableWriter::Open(
-    const std::string& wspecifier) {
+    const std::string& wspecifier, TextReals reals) {
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryWriter> entries,
                        TableEntryWriter::Open(wspecifier));
-  return std::unique_ptr<MatrixTableWriter>(new MatrixTableWriter(std::move(entries)));
+  return std::unique_ptr<MatrixTableWriter>(new MatrixTableWriter(std::move(entries), reals));
 }
 
 absl::Status MatrixTableWriter::Write(const std::string& key, const Matrix& value) {
   return entries_->Write(key, [&](std::ostream& os, bool binary) {
-    KaldiWriter writer(os, binary);
+    KaldiWriter writer(os, binary, reals_);
     writer.BinaryMarker();
     writer.FloatMatrix(value);
   });
 }
 
-absl::Status WriteMatrixFile(const Matrix& m, const std::string& wxfilename, bool binary) {
+absl::Status WriteMatrixFile(const Matrix& m, const std::string& wxfilename, bool binary,
+                             TextReals reals) {
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<OutputStream> output, OutputStream::Open(wxfilename));
-  KaldiWriter writer(output->stream(), binary);
+  KaldiWriter writer(output->stream(), binary, reals);
   writer.BinaryMarker();
   writer.FloatMatrix(m);
   if (!output->stream()) {

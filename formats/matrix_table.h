@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "formats/kaldi_io.h"
 #include "formats/table_entries.h"
 #include "util/matrix.h"
 
@@ -22,7 +23,9 @@ class MatrixTableReader {
 
 class MatrixTableWriter {
  public:
-  static absl::StatusOr<std::unique_ptr<MatrixTableWriter>> Open(const std::string& wspecifier);
+  // `reals`: how text tables (",t") print the values (formats/kaldi_io.h).
+  static absl::StatusOr<std::unique_ptr<MatrixTableWriter>> Open(
+      const std::string& wspecifier, TextReals reals = TextReals::kShortest);
   absl::Status Write(const std::string& key, const Matrix& value);
   // Flushes and closes; fails where a write or a pipe's command failed. The destructor closes a
   // writer that was not closed, ignoring errors.
@@ -31,12 +34,14 @@ class MatrixTableWriter {
   const std::string& description() const { return entries_->description(); }
 
  private:
-  explicit MatrixTableWriter(std::unique_ptr<TableEntryWriter> entries)
-      : entries_(std::move(entries)) {}
+  MatrixTableWriter(std::unique_ptr<TableEntryWriter> entries, TextReals reals)
+      : entries_(std::move(entries)), reals_(reals) {}
   std::unique_ptr<TableEntryWriter> entries_;
+  TextReals reals_;
 };
 
 // One matrix object to a whole file (Kaldi's WriteKaldiObject through a wxfilename).
-absl::Status WriteMatrixFile(const Matrix& m, const std::string& wxfilename, bool binary);
+absl::Status WriteMatrixFile(const Matrix& m, const std::string& wxfilename, bool binary,
+                             TextReals reals = TextReals::kShortest);
 
 }  // namespace gmmscore
