@@ -1,6 +1,8 @@
 // Training graphs compiled as Kaldi's compile-train-graphs compiles them, checked against the
-// graphs real Kaldi compiled for the same words (tests/data/kaldi-mono/graphs.fsts, from its L.fst
-// and the monophone model final.mdl): the same states and arcs up to the numbering of states.
+// graphs real Kaldi compiled for the same words: the same states and arcs, in the same order, up
+// to the numbering of states. Monophone (tests/data/kaldi-mono: its L.fst and final.mdl) through
+// the library, triphone (tests/data/kaldi-tri-graphs: the tri1 tree, position-dependent phones,
+// disambiguation symbols) through compile-train-graphs under its Kaldi name.
 #include "align/training_graph_compiler.h"
 
 #include <gtest/gtest.h>
@@ -128,6 +130,78 @@ TEST(TrainingGraphCompilerTest, KaldisGraphsUpToNumbering) {
     ++compared;
   }
   EXPECT_EQ(compared, 6);
+}
+
+std::vector<std::pair<std::string, AlignGraph>> ReadGraphs(const std::string& rspecifier) {
+  std::vector<std::pair<std::string, AlignGraph>> graphs;
+  absl::StatusOr<std::unique_ptr<FstTableReader>> reader = FstTableReader::Open(rspecifier);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return graphs;
+  std::string key;
+  AlignGraph graph;
+  while (true) {
+    absl::StatusOr<bool> more = (*reader)->Next(&key, &graph);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) return graphs;
+    graphs.emplace_back(key, graph);
+  }
+}
+
+class CompileTrainGraphsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(
+        RunCommand(std::string(GMMSCORE_CLI) + " kaldi-links " + dir_.file("bin") + " >/dev/null",
+                   dir_.file("log")),
+        0);
+  }
+  // compile-train-graphs with the tri1 tree and model on the test utterances; its exit status.
+  int Compile(const std::string& options, const std::string& out) {
+    const std::string data = DataPath("kaldi-tri-graphs/");
+    return RunCommand(dir_.file("bin/compile-train-graphs") + " " + options + " " +
+                          DataPath("kaldi-tri-tree/tree") + " " +
+                          DataPath("kaldi-tri-tree/final.trans") + " " + data +
+                          "L.fst ark:" + data + "text.int " + out,
+                      dir_.file("log"));
+  }
+  std::string log() const { return ReadFile(dir_.file("log")); }
+  TempDir dir_;
+};
+
+TEST_F(CompileTrainGraphsTest, TriphoneGraphsAreKaldis) {
+  const std::string disambig = "--read-disambig-syms=" + DataPath("kaldi-tri-graphs/disambig.int");
+  ASSERT_EQ(Compile(disambig, "'ark:| gzip -c >" + dir_.file("fsts.gz") + "'"), 0) << log();
+  EXPECT_NE(log().find("compile-train-graphs: succeeded for 3 graphs, failed for 0"),
+            std::string::npos)
+      << log();
+  const auto ours = ReadGraphs("ark:gunzip -c " + dir_.file("fsts.gz") + " |");
+  const auto kaldi = ReadGraphs("ark:" + DataPath("kaldi-tri-graphs/graphs_tri1.fsts"));
+  ASSERT_EQ(ours.size(), 3u);
+  ASSERT_EQ(kaldi.size(), 3u);
+  for (size_t i = 0; i < kaldi.size(); ++i) {
+    EXPECT_EQ(ours[i].first, kaldi[i].first);
+    std::string why;
+    EXPECT_TRUE(SameUpToNumbering(ours[i].second, kaldi[i].second, &why))
+        << kaldi[i].first << ": " << why;
+  }
+}
+
+TEST_F(CompileTrainGraphsTest, ErrorsAsKaldis) {
+  // Without the disambiguation symbols the lexicon's #0... are taken for phones the model lacks.
+  EXPECT_EQ(Compile("", "ark:" + dir_.file("out.fsts")), 255);
+  EXPECT_NE(log().find("ERROR (compile-train-graphs"), std::string::npos) << log();
+  // An output that cannot be opened: an error naming it, no crash.
+  EXPECT_EQ(Compile("--read-disambig-syms=" + DataPath("kaldi-tri-graphs/disambig.int"),
+                    "ark:" + dir_.file("missing/out.fsts")),
+            255);
+  EXPECT_NE(log().find("missing/out.fsts"), std::string::npos) << log();
+  // A phone that is not a disambiguation symbol listed as one.
+  const std::string bad = dir_.file("bad.int");
+  ASSERT_EQ(RunCommand("echo 5 >" + bad, dir_.file("log")), 0);
+  EXPECT_EQ(Compile("--read-disambig-syms=" + bad, "ark:" + dir_.file("out.fsts")), 255);
+  EXPECT_NE(log().find("disambiguation symbol 5 is also a phone"), std::string::npos) << log();
+  // Kaldi's parser: options take '='; a usage error exits 1.
+  EXPECT_EQ(RunCommand(dir_.file("bin/compile-train-graphs") + " a b", dir_.file("log")), 1);
 }
 
 }  // namespace

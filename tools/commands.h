@@ -21,6 +21,8 @@ int RunBenchStream(int argc, char** argv);
 int RunHealth(int argc, char** argv);
 int RunBoostSilence(int argc, char** argv);
 int RunGmmInfo(int argc, char** argv);
+int RunGmmInitMono(int argc, char** argv);
+int RunTreeInfo(int argc, char** argv);
 // Kaldi's feature-table tools, run under their Kaldi names (tools/kaldi_tools.h).
 int RunFeatToDim(int argc, char** argv);
 int RunFeatToLen(int argc, char** argv);
@@ -33,5 +35,14 @@ int RunAliToPdf(int argc, char** argv);
 int RunAliToPhones(int argc, char** argv);
 int RunCopyIntVector(int argc, char** argv);
 int RunAlignEqualCompiled(int argc, char** argv);
+int RunCompileTrainGraphs(int argc, char** argv);
+// Kaldi's model, matrix and audio tools, run under their Kaldi names.
+int RunGmmCopy(int argc, char** argv);
+int RunGmmComputeLikes(int argc, char** argv);
+int RunShowAlignments(int argc, char** argv);
+int RunCopyMatrix(int argc, char** argv);
+int RunWavToDuration(int argc, char** argv);
+int RunGmmMixup(int argc, char** argv);
+int RunExtractSegments(int argc, char** argv);
 
 }  // namespace gmmscore

@@ -61,6 +61,8 @@ int Dispatch(const std::string& command, int argc, char** argv) {
   if (command == "health") return RunHealth(argc, argv);
   if (command == "boost-silence") return RunBoostSilence(argc, argv);
   if (command == "gmm-info") return RunGmmInfo(argc, argv);
+  if (command == "gmm-init-mono") return RunGmmInitMono(argc, argv);
+  if (command == "tree-info") return RunTreeInfo(argc, argv);
   if (command == "feat-to-dim") return RunFeatToDim(argc, argv);
   if (command == "feat-to-len") return RunFeatToLen(argc, argv);
   if (command == "copy-feats") return RunCopyFeats(argc, argv);
@@ -72,6 +74,14 @@ int Dispatch(const std::string& command, int argc, char** argv) {
   if (command == "ali-to-phones") return RunAliToPhones(argc, argv);
   if (command == "copy-int-vector") return RunCopyIntVector(argc, argv);
   if (command == "align-equal-compiled") return RunAlignEqualCompiled(argc, argv);
+  if (command == "compile-train-graphs") return RunCompileTrainGraphs(argc, argv);
+  if (command == "gmm-copy") return RunGmmCopy(argc, argv);
+  if (command == "gmm-compute-likes") return RunGmmComputeLikes(argc, argv);
+  if (command == "show-alignments") return RunShowAlignments(argc, argv);
+  if (command == "copy-matrix") return RunCopyMatrix(argc, argv);
+  if (command == "wav-to-duration") return RunWavToDuration(argc, argv);
+  if (command == "gmm-mixup") return RunGmmMixup(argc, argv);
+  if (command == "extract-segments") return RunExtractSegments(argc, argv);
   if (command == "kaldi-links") return RunKaldiLinks(argc, argv);
   return -1;
 }

@@ -1,0 +1,128 @@
+// Kaldi's gmm-mixup (run under that name): a model's Gaussians merged down (--mix-down,
+// train/mix_down.h) and then split up (--mix-up, train/mix_up.h, perturbed by Kaldi's unseeded
+// rand() draws) towards totals shared out by the pdfs' occupancies, as gmm-est mixes; pdfs left
+// alone keep Kaldi's bytes (formats/kaldi_model_copy.h).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "formats/kaldi_io.h"
+#include "formats/kaldi_model_copy.h"
+#include "formats/kaldi_stream.h"
+#include "tools/command_util.h"
+#include "tools/commands.h"
+#include "tools/kaldi_log.h"
+#include "train/mix_down.h"
+#include "train/mix_up.h"
+#include "util/kaldi_random.h"
+#include "util/status_macros.h"
+
+namespace gmmscore {
+namespace {
+
+constexpr char kProgram[] = "gmm-mixup";
+
+struct MixOptions {
+  MixDownOptions down;
+  MixUpOptions up;
+};
+
+// A vector object (gmm-est --write-occs), binary or text, one occupancy per pdf.
+absl::StatusOr<std::vector<float>> ReadOccupancies(const std::string& rxfilename,
+                                                   int32_t num_pdfs) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> input, InputStream::Open(rxfilename));
+  KaldiReader reader(input->stream(), input->name(),
+                     KaldiReader::ConsumeBinaryMarker(input->stream()));
+  GMM_ASSIGN_OR_RETURN(std::vector<float> occs, reader.FloatVector());
+  GMM_RETURN_IF_ERROR(input->Close());
+  if (occs.size() != size_t(num_pdfs)) {
+    return absl::InvalidArgumentError(absl::StrCat("Dimension of state occupancies ", occs.size(),
+                                                   " does not match num-pdfs ", num_pdfs));
+  }
+  return occs;
+}
+
+// Merges, then splits, logging as Kaldi's AmDiagGmm does.
+absl::StatusOr<GmmModel> Mix(GmmModel model, const std::vector<float>& occs,
+                             const MixOptions& opts) {
+  if (opts.down.target != 0) {
+    const int64_t before = model.num_gauss();
+    GMM_ASSIGN_OR_RETURN(model, MixDown(model, occs, opts.down));
+    KaldiLog(stderr, "LOG", kProgram,
+             absl::StrCat("Merged ", model.num_states(), " states with target = ", opts.down.target,
+                          ", power = ", KaldiNumber(opts.down.power),
+                          " and min_count = ", KaldiNumber(opts.down.min_count), ", merged from ",
+                          before, " to ", model.num_gauss()));
+  }
+  if (opts.up.target != 0) {
+    KaldiRandom random;  // rand() never seeded
+    const int64_t before = model.num_gauss();
+    GMM_ASSIGN_OR_RETURN(model,
+                         MixUp(model, occs, opts.up, [&] { return double{random.Gauss()}; }));
+    KaldiLog(stderr, "LOG", kProgram,
+             absl::StrCat("Split ", model.num_states(), " states with target = ", opts.up.target,
+                          ", power = ", KaldiNumber(opts.up.power),
+                          ", perturb_factor = ", KaldiNumber(opts.up.perturb_factor),
+                          " and min_count = ", KaldiNumber(opts.up.min_count),
+                          ", split #Gauss from ", before, " to ", model.num_gauss()));
+  }
+  return model;
+}
+
+absl::Status MixModel(const std::vector<std::string>& pos, const MixOptions& opts, bool binary) {
+  GMM_ASSIGN_OR_RETURN(KaldiStoredModel stored, ReadKaldiStoredModel(pos[0], true, true));
+  if (opts.down.target != 0 || opts.up.target != 0) {
+    GMM_ASSIGN_OR_RETURN(const GmmModel before, StoredToGmmModel(stored, pos[0]));
+    GMM_ASSIGN_OR_RETURN(const std::vector<float> occs,
+                         ReadOccupancies(pos[1], before.num_states()));
+    GMM_ASSIGN_OR_RETURN(const GmmModel after, Mix(before, occs, opts));
+    GMM_RETURN_IF_ERROR(StoreChangedPdfs(before, after, &stored));
+  }
+  return WriteKaldiStoredModel(stored, pos[2], binary);
+}
+
+}  // namespace
+
+int RunGmmMixup(int argc, char** argv) {
+  Args args(kProgram,
+            "[options] <model-in> <state-occs-in> <model-out>\n"
+            "Does GMM mixing up (and Gaussian merging)\n"
+            "e.g. of mixing up: gmm-mixup --mix-up=4000 1.mdl 1.occs 2.mdl\n"
+            "e.g. of merging: gmm-mixup --mix-down=2000 1.mdl 1.occs 2.mdl");
+  args.Add({"binary", "", "Write output in binary mode", "true"})
+      .Add({"mix-up", "N", "Increase number of mixture components to this overall target.", "0"})
+      .Add({"min-count", "F", "Minimum count enforced while mixing up.", "20"})
+      .Add({"mix-down", "N", "If nonzero, merge mixture components to this target.", "0"})
+      .Add({"power", "F", "If mixing up, power to allocate Gaussians to states.", "0.2"})
+      .Add({"perturb-factor", "F",
+            "While mixing up, perturb means by standard deviation times this factor.", "0.01"});
+  if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
+  const std::vector<std::string>& pos = args.positional();
+  if (pos.size() != 3) return Usage(args);
+  auto mix_up = args.GetInt("mix-up");
+  auto mix_down = args.GetInt("mix-down");
+  auto min_count = args.GetDouble("min-count");
+  auto power = args.GetDouble("power");
+  auto perturb = args.GetDouble("perturb-factor");
+  for (const absl::Status& s :
+       {mix_up.status(), mix_down.status(), min_count.status(), power.status(), perturb.status()}) {
+    if (!s.ok()) return Fail(kProgram, s);
+  }
+  MixOptions opts;
+  opts.down = {.target = int32_t(*mix_down),
+               .power = static_cast<float>(*power),
+               .min_count = static_cast<float>(*min_count)};
+  opts.up = {.target = int32_t(*mix_up),
+             .power = static_cast<float>(*power),
+             .min_count = static_cast<float>(*min_count),
+             .perturb_factor = static_cast<float>(*perturb)};
+  if (absl::Status s = MixModel(pos, opts, args.GetBool("binary")); !s.ok()) {
+    return Fail(kProgram, s);
+  }
+  KaldiLog(stderr, "LOG", kProgram, "Written model to " + pos[2]);
+  return 0;
+}
+
+}  // namespace gmmscore
