@@ -1,5 +1,7 @@
 #include "kernels/cpu/simd_kernel.h"
 
+#include <cpuid.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -210,6 +212,11 @@ struct Kernels {
         &TARGET::GuardTileBlockImpl, &TARGET::LogAddRowsImpl           \
   }
 
+// F16C by CPUID (leaf 1, ECX bit 29): clang's __builtin_cpu_supports does not know "f16c".
+[[maybe_unused]] bool HasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+}
 [[maybe_unused]] bool HasSsse3() {
   return __builtin_cpu_supports("sse2") && __builtin_cpu_supports("ssse3");
 }
@@ -220,7 +227,7 @@ struct Kernels {
 [[maybe_unused]] bool HasAvx2() {
   return HasSse4() && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") &&
          __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-         __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+         __builtin_cpu_supports("fma") && HasF16c();
 }
 [[maybe_unused]] bool HasAvx3() {
   return HasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
