@@ -8,6 +8,7 @@
 #include "formats/kaldi_stream.h"
 #include "formats/kaldi_topology.h"
 #include "formats/read_limits.h"
+#include "model/kaldi_stored_model.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -273,18 +274,23 @@ void WriteKaldiDiagGmm(const GmmModel& model, int32_t pdf, KaldiWriter& out) {
   const int32_t dim = model.dim();
   const int32_t n = model.num_gauss_in(pdf);
   const uint32_t g0 = model.gauss_begin(pdf);
-  std::vector<float> gconsts(n), weights(n);
+  std::vector<float> weights(n);
   Matrix means_invvars(n, dim), inv_vars(n, dim);
   for (int32_t i = 0; i < n; ++i) {
-    gconsts[i] = static_cast<float>(model.gconst(g0 + i));
     weights[i] = model.weight(g0 + i);
     const auto mean = model.mean(g0 + i);
     const auto var = model.variance(g0 + i);
     for (int32_t d = 0; d < dim; ++d) {
-      const double inv_var = 1.0 / var[d];
-      inv_vars.at(i, d) = static_cast<float>(inv_var);
-      means_invvars.at(i, d) = static_cast<float>(mean[d] * inv_var);
+      ToKaldiParameters(mean[d], var[d], &means_invvars.at(i, d), &inv_vars.at(i, d));
     }
+  }
+  // The gconsts Kaldi computes from what it stores. A GmmModel's weights are >= 0 and its
+  // parameters finite, so this cannot fail; its own gconsts are the fallback all the same.
+  auto kaldi_gconsts = KaldiGconsts(weights, means_invvars, inv_vars);
+  std::vector<float> gconsts(n);
+  for (int32_t i = 0; i < n; ++i) {
+    gconsts[i] =
+        kaldi_gconsts.ok() ? (*kaldi_gconsts)[i] : static_cast<float>(model.gconst(g0 + i));
   }
   out.Token("<DiagGMM>");
   out.Newline();

@@ -12,8 +12,10 @@
 
 #include "formats/kaldi_accs.h"
 #include "formats/kaldi_model.h"
+#include "formats/kaldi_model_copy.h"
 #include "tests/test_util.h"
 #include "train/accumulate.h"
+#include "train/kaldi_form_update.h"
 #include "train/mle_update.h"
 
 namespace gmmscore::testing {
@@ -85,29 +87,32 @@ TEST(TrainCliTest, EstWritesWhatTheLibraryComputes) {
                            dir.file("acc"),
                        log),
             0);
-  ASSERT_EQ(RunCommand(Cli() + " est --binary=false --update-flags=mvw " + Model() + " " +
-                           dir.file("acc") + " " + dir.file("out.mdl"),
+  ASSERT_EQ(RunCommand(Cli() + " est --update-flags=mvw " + Model() + " " + dir.file("acc") + " " +
+                           dir.file("out.mdl"),
                        log),
             0)
       << ReadFile(log);
-  EXPECT_EQ(ReadFile(dir.file("out.mdl")).substr(0, 17), "<TransitionModel>");
-  auto written = ReadKaldiModelFile(dir.file("out.mdl"));
-  auto model = ReadKaldiModelFile(Model());
+  // Binary, as gmm-est writes by default (text would round the floats).
+  EXPECT_EQ(ReadFile(dir.file("out.mdl")).substr(0, 19), std::string("\0B<TransitionModel>", 19));
+  // gmm-est works in Kaldi's own parameters (train/kaldi_form_update.h): the file holds exactly
+  // what the library makes of the same model and statistics.
+  auto written = ReadKaldiStoredModel(dir.file("out.mdl"), true, true);
+  auto expected = ReadKaldiStoredModel(Model(), true, true);
   auto stats = ReadModelStatsFile(dir.file("acc"));
-  ASSERT_TRUE(written.ok() && model.ok() && stats.ok());
-  auto expected =
-      MleUpdate(MleOptions{}, stats->gmm, kGmmMeans | kGmmVariances | kGmmWeights, *model, nullptr);
-  ASSERT_TRUE(expected.ok());
-  ASSERT_EQ(written->num_gauss(), expected->num_gauss());
-  for (int64_t g = 0; g < expected->num_gauss(); ++g) {
-    EXPECT_FLOAT_EQ(written->weight(g), expected->weight(g));
-    for (int32_t d = 0; d < expected->dim(); ++d) {
-      EXPECT_FLOAT_EQ(written->mean(g)[d], expected->mean(g)[d]);
-      EXPECT_FLOAT_EQ(written->variance(g)[d], expected->variance(g)[d]);
-    }
+  ASSERT_TRUE(written.ok() && expected.ok() && stats.ok());
+  const KaldiStoredModel input = *expected;
+  ASSERT_TRUE(MleUpdateKaldiForm(MleOptions{}, stats->gmm, kGmmMeans | kGmmVariances | kGmmWeights,
+                                 &*expected, nullptr)
+                  .ok());
+  ASSERT_EQ(written->pdfs.size(), expected->pdfs.size());
+  for (size_t pdf = 0; pdf < expected->pdfs.size(); ++pdf) {
+    EXPECT_EQ(written->pdfs[pdf].weights, expected->pdfs[pdf].weights) << "pdf " << pdf;
+    EXPECT_EQ(written->pdfs[pdf].means_invvars.data, expected->pdfs[pdf].means_invvars.data);
+    EXPECT_EQ(written->pdfs[pdf].inv_vars.data, expected->pdfs[pdf].inv_vars.data);
   }
+  EXPECT_NE(written->pdfs[0].inv_vars.data, input.pdfs[0].inv_vars.data);
   // Without 't' the transitions are the input's.
-  EXPECT_EQ(written->hmm().log_probs(), model->hmm().log_probs());
+  EXPECT_EQ(written->hmm->log_probs(), input.hmm->log_probs());
 }
 
 TEST(TrainCliTest, BadInputNamesTheUtteranceOrFile) {

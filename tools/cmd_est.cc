@@ -1,20 +1,20 @@
 // gmmscore est: Kaldi's gmm-est: maximum-likelihood re-estimation of a model from its
 // statistics (transitions, then the GMMs, then mixing down and up), with gmm-est's arguments,
 // options, defaults, log lines and exit status.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "formats/kaldi_accs.h"
 #include "formats/kaldi_io.h"
-#include "formats/kaldi_model.h"
+#include "formats/kaldi_model_copy.h"
 #include "formats/kaldi_stream.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
-#include "train/mix_down.h"
-#include "train/mix_up.h"
-#include "train/mle_update.h"
+#include "tools/kaldi_mix_log.h"
+#include "train/kaldi_form_update.h"
 #include "train/transition_update.h"
 #include "util/kaldi_random.h"
 
@@ -90,29 +90,24 @@ int RunEst(int argc, char** argv) {
   auto flags = ParseGmmFlags(args.Get("update-flags"));
   if (!flags.ok()) return Fail("est", flags.status());
 
-  auto model = ReadKaldiModelFile(pos[0]);
+  auto model = ReadKaldiStoredModel(pos[0], /*transitions=*/true, /*gmms=*/true);
   if (!model.ok()) return Fail("est", model.status());
   auto stats = ReadModelStatsFile(pos[1]);
   if (!stats.ok()) return Fail("est", stats.status());
-  if (absl::Status s = stats->gmm.CheckMatches(*model); !s.ok()) {
-    return Fail("est", absl::InvalidArgumentError(pos[1] + " does not fit " + pos[0] + ": " +
-                                                  std::string(s.message())));
-  }
 
-  TransitionModel hmm = model->hmm();
   if (*flags & kGmmTransitions) {
     const TransitionUpdateOptions topts{.floor = static_cast<float>(*tfloor),
                                         .min_count = static_cast<float>(*tmin),
                                         .share_for_pdfs = args.GetBool("share-for-pdfs")};
     TransitionUpdateSummary tsum;
-    auto updated = MleUpdateTransitions(topts, stats->transitions, hmm, &tsum);
+    auto updated = MleUpdateTransitions(topts, stats->transitions, *model->hmm, &tsum);
     if (!updated.ok()) return Fail("est", updated.status());
-    hmm = *std::move(updated);
+    model->hmm = *std::move(updated);
     Log("TransitionModel::Update, objf change is " +
         KaldiNumber(tsum.objective_change / tsum.count) + " per frame over " +
         KaldiNumber(tsum.count) + " frames. ");
     Log(KaldiNumber(tsum.floored) + " probabilities floored, " + KaldiNumber(tsum.skipped) +
-        " out of " + KaldiNumber(hmm.NumTransitionStates()) +
+        " out of " + KaldiNumber(model->hmm->NumTransitionStates()) +
         " transition-states skipped due to insuffient data (it is normal to have some "
         "skipped.)");
     Log("Transition model update: Overall " + KaldiNumber(tsum.objective_change / tsum.count) +
@@ -130,12 +125,15 @@ int RunEst(int argc, char** argv) {
     for (double& f : *floor) f = std::max(f, options.min_variance);
     options.variance_floor = *std::move(floor);
   }
+  const int64_t num_gauss = model->NumGauss();
   MleSummary sum;
-  auto updated = MleUpdate(options, stats->gmm, *flags, *model, &sum);
-  if (!updated.ok()) return Fail("est", updated.status());
+  if (absl::Status s = MleUpdateKaldiForm(options, stats->gmm, *flags, &*model, &sum); !s.ok()) {
+    return Fail(
+        "est", absl::Status(s.code(), pos[1] + " and " + pos[0] + ": " + std::string(s.message())));
+  }
   for (const std::string& warning : sum.warnings) Warn(warning);
   Log(KaldiNumber(sum.floored_elements) + " variance elements floored in " +
-      KaldiNumber(sum.floored_gaussians) + " Gaussians, out of " + KaldiNumber(model->num_gauss()));
+      KaldiNumber(sum.floored_gaussians) + " Gaussians, out of " + KaldiNumber(num_gauss));
   if (options.remove_low_count_gaussians) {
     Log("Removed " + KaldiNumber(sum.removed_gaussians) +
         " Gaussians due to counts < --min-gaussian-occupancy=" +
@@ -147,53 +145,31 @@ int RunEst(int argc, char** argv) {
       KaldiNumber(stats->gmm.total_log_like / stats->gmm.total_frames) + " over " +
       KaldiNumber(stats->gmm.total_frames) + " frames.");
 
-  GmmModelSpec spec = updated->spec();
-  spec.hmm = std::move(hmm);
-  auto result = GmmModel::Create(std::move(spec));
-  if (!result.ok()) return Fail("est", result.status());
-
   if (*mixup != 0 || *mixdown != 0 || args.Has("write-occs")) {
     std::vector<float> occs(static_cast<size_t>(stats->gmm.num_pdfs()));
     for (int32_t pdf = 0; pdf < stats->gmm.num_pdfs(); ++pdf) {
       occs[size_t(pdf)] = static_cast<float>(stats->gmm.PdfOccupancy(pdf));
     }
-    if (*mixdown != 0) {
-      const MixDownOptions dopts{.target = int32_t(*mixdown),
-                                 .power = static_cast<float>(*power),
-                                 .min_count = static_cast<float>(*min_count)};
-      const int64_t before = result->num_gauss();
-      auto merged = MixDown(*result, occs, dopts);
-      if (!merged.ok()) return Fail("est", merged.status());
-      result = *std::move(merged);
-      Log("Merged " + KaldiNumber(result->num_states()) + " states with target = " +
-          KaldiNumber(*mixdown) + ", power = " + KaldiNumber(dopts.power) +
-          " and min_count = " + KaldiNumber(dopts.min_count) + ", merged from " +
-          KaldiNumber(before) + " to " + KaldiNumber(result->num_gauss()));
-    }
-    if (*mixup != 0) {
-      const MixUpOptions mopts{.target = int32_t(*mixup),
-                               .power = static_cast<float>(*power),
-                               .min_count = static_cast<float>(*min_count),
-                               .perturb_factor = static_cast<float>(*perturb)};
-      // gmm-est's draws: glibc's rand() sequence, seed 1 unless --srand says otherwise.
-      KaldiRandom random(static_cast<uint32_t>(*srand));
-      const int64_t before = result->num_gauss();
-      auto mixed = MixUp(*result, occs, mopts, [&] { return double{random.Gauss()}; });
-      if (!mixed.ok()) return Fail("est", mixed.status());
-      result = *std::move(mixed);
-      Log("Split " + KaldiNumber(result->num_states()) +
-          " states with target = " + KaldiNumber(*mixup) + ", power = " + KaldiNumber(mopts.power) +
-          ", perturb_factor = " + KaldiNumber(mopts.perturb_factor) +
-          " and min_count = " + KaldiNumber(mopts.min_count) + ", split #Gauss from " +
-          KaldiNumber(before) + " to " + KaldiNumber(result->num_gauss()));
-    }
+    const MixDownOptions down{.target = int32_t(*mixdown),
+                              .power = static_cast<float>(*power),
+                              .min_count = static_cast<float>(*min_count)};
+    const MixUpOptions up{.target = int32_t(*mixup),
+                          .power = static_cast<float>(*power),
+                          .min_count = static_cast<float>(*min_count),
+                          .perturb_factor = static_cast<float>(*perturb)};
+    // gmm-est's draws: glibc's rand() sequence, seed 1 unless --srand says otherwise.
+    KaldiRandom random(static_cast<uint32_t>(*srand));
+    auto mixed = MixKaldiForm(
+        occs, down, up, [&] { return double{random.Gauss()}; }, &*model);
+    if (!mixed.ok()) return Fail("est", mixed.status());
+    LogKaldiMix("gmmscore est", down, up, *mixed, stats->gmm.num_pdfs());
     if (args.Has("write-occs")) {
       if (absl::Status s = WriteOccupancies(occs, args.Get("write-occs")); !s.ok()) {
         return Fail("est", s);
       }
     }
   }
-  if (absl::Status s = WriteKaldiModelFile(*result, pos[2], args.GetBool("binary")); !s.ok()) {
+  if (absl::Status s = WriteKaldiStoredModel(*model, pos[2], args.GetBool("binary")); !s.ok()) {
     return Fail("est", s);
   }
   Log("Written model to " + pos[2]);

@@ -14,8 +14,8 @@
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
-#include "train/mix_down.h"
-#include "train/mix_up.h"
+#include "tools/kaldi_mix_log.h"
+#include "train/kaldi_form_update.h"
 #include "util/kaldi_random.h"
 #include "util/status_macros.h"
 
@@ -45,40 +45,17 @@ absl::StatusOr<std::vector<float>> ReadOccupancies(const std::string& rxfilename
 }
 
 // Merges, then splits, logging as Kaldi's AmDiagGmm does.
-absl::StatusOr<GmmModel> Mix(GmmModel model, const std::vector<float>& occs,
-                             const MixOptions& opts) {
-  if (opts.down.target != 0) {
-    const int64_t before = model.num_gauss();
-    GMM_ASSIGN_OR_RETURN(model, MixDown(model, occs, opts.down));
-    KaldiLog(stderr, "LOG", kProgram,
-             absl::StrCat("Merged ", model.num_states(), " states with target = ", opts.down.target,
-                          ", power = ", KaldiNumber(opts.down.power),
-                          " and min_count = ", KaldiNumber(opts.down.min_count), ", merged from ",
-                          before, " to ", model.num_gauss()));
-  }
-  if (opts.up.target != 0) {
-    KaldiRandom random;  // rand() never seeded
-    const int64_t before = model.num_gauss();
-    GMM_ASSIGN_OR_RETURN(model,
-                         MixUp(model, occs, opts.up, [&] { return double{random.Gauss()}; }));
-    KaldiLog(stderr, "LOG", kProgram,
-             absl::StrCat("Split ", model.num_states(), " states with target = ", opts.up.target,
-                          ", power = ", KaldiNumber(opts.up.power),
-                          ", perturb_factor = ", KaldiNumber(opts.up.perturb_factor),
-                          " and min_count = ", KaldiNumber(opts.up.min_count),
-                          ", split #Gauss from ", before, " to ", model.num_gauss()));
-  }
-  return model;
-}
-
 absl::Status MixModel(const std::vector<std::string>& pos, const MixOptions& opts, bool binary) {
   GMM_ASSIGN_OR_RETURN(KaldiStoredModel stored, ReadKaldiStoredModel(pos[0], true, true));
   if (opts.down.target != 0 || opts.up.target != 0) {
-    GMM_ASSIGN_OR_RETURN(const GmmModel before, StoredToGmmModel(stored, pos[0]));
     GMM_ASSIGN_OR_RETURN(const std::vector<float> occs,
-                         ReadOccupancies(pos[1], before.num_states()));
-    GMM_ASSIGN_OR_RETURN(const GmmModel after, Mix(before, occs, opts));
-    GMM_RETURN_IF_ERROR(StoreChangedPdfs(before, after, &stored));
+                         ReadOccupancies(pos[1], static_cast<int32_t>(stored.pdfs.size())));
+    KaldiRandom random;  // rand() never seeded
+    GMM_ASSIGN_OR_RETURN(
+        const KaldiMixSummary mixed,
+        MixKaldiForm(
+            occs, opts.down, opts.up, [&] { return double{random.Gauss()}; }, &stored));
+    LogKaldiMix(kProgram, opts.down, opts.up, mixed, static_cast<int32_t>(stored.pdfs.size()));
   }
   return WriteKaldiStoredModel(stored, pos[2], binary);
 }

@@ -12,23 +12,6 @@ namespace gmmscore {
 namespace {
 
 // The spec without the Gaussians marked, each pdf's remaining weights renormalised.
-// gmm-est's warnings, worded and formatted as Kaldi's MleDiagGmmUpdate words them (fixed
-// notation for the removal's weight and count, the stream's default otherwise).
-std::string RemovalWarning(double prob, double occ, int32_t dim) {
-  std::ostringstream s;
-  s << "Too little data - removing Gaussian (weight " << std::fixed << prob << ", occupation count "
-    << occ << ", vector size " << dim << ")";
-  return s.str();
-}
-
-std::string KeptWarning(bool removing, int32_t index, double occ, double prob) {
-  std::ostringstream s;
-  s << "Gaussian has too little data but not removing it because"
-    << (removing ? " it is the last Gaussian: i = " : " remove-low-count-gaussians == false: g = ")
-    << index << ", occ = " << occ << ", weight = " << prob;
-  return s.str();
-}
-
 GmmModelSpec RemoveGaussians(const GmmModelSpec& in, const std::vector<bool>& remove) {
   const size_t dim = size_t(in.dim);
   GmmModelSpec out = in;
@@ -57,6 +40,21 @@ GmmModelSpec RemoveGaussians(const GmmModelSpec& in, const std::vector<bool>& re
 }
 
 }  // namespace
+
+std::string GmmRemovalWarning(double prob, double occ, int32_t dim) {
+  std::ostringstream s;
+  s << "Too little data - removing Gaussian (weight " << std::fixed << prob << ", occupation count "
+    << occ << ", vector size " << dim << ")";
+  return s.str();
+}
+
+std::string GmmKeptWarning(bool removing, int32_t index, double occ, double prob) {
+  std::ostringstream s;
+  s << "Gaussian has too little data but not removing it because"
+    << (removing ? " it is the last Gaussian: i = " : " remove-low-count-gaussians == false: g = ")
+    << index << ", occ = " << occ << ", weight = " << prob;
+  return s.str();
+}
 
 absl::StatusOr<std::vector<double>> RelativeVarianceFloor(const GmmStats& stats, double scale) {
   if (!(stats.flags & kGmmVariances)) {
@@ -133,10 +131,10 @@ absl::StatusOr<GmmModel> MleUpdate(const MleOptions& options, const GmmStats& st
         if (options.remove_low_count_gaussians && removed_here < num_gauss - 1) {
           remove[g] = true;
           ++removed_here;
-          sum.warnings.push_back(RemovalWarning(prob, occ, dim));
+          sum.warnings.push_back(GmmRemovalWarning(prob, occ, dim));
         } else {
           sum.warnings.push_back(
-              KeptWarning(options.remove_low_count_gaussians, int32_t(g - begin), occ, prob));
+              GmmKeptWarning(options.remove_low_count_gaussians, int32_t(g - begin), occ, prob));
           if (flags & kGmmWeights) {
             spec.weights[g] = static_cast<float>(std::max(prob, options.min_gaussian_weight));
           }
@@ -146,11 +144,14 @@ absl::StatusOr<GmmModel> MleUpdate(const MleOptions& options, const GmmStats& st
       if (flags & kGmmWeights) spec.weights[g] = static_cast<float>(prob);
       if (!(stats.flags & kGmmMeans)) continue;  // occupancies alone: the weights are all
       const size_t row = size_t(g) * dim;
-      for (int32_t d = 0; d < dim; ++d) mean[size_t(d)] = stats.first[row + d] / occ;
-      if (flags & kGmmVariances) {
+      // As Kaldi: scaled by 1 / occ, and the variance formed (and its floors counted) wherever
+      // the statistics have it, stored only where the flags ask for it.
+      const double inv_occ = 1.0 / occ;
+      for (int32_t d = 0; d < dim; ++d) mean[size_t(d)] = stats.first[row + d] * inv_occ;
+      if (stats.flags & kGmmVariances) {
         int64_t floored = 0;
         for (int32_t d = 0; d < dim; ++d) {
-          double v = stats.second[row + d] / occ - mean[size_t(d)] * mean[size_t(d)];
+          double v = stats.second[row + d] * inv_occ - mean[size_t(d)] * mean[size_t(d)];
           if (!(flags & kGmmMeans)) {  // the variance about the mean that is kept
             const double shift = double(old.means[row + d]) - mean[size_t(d)];
             v += shift * shift;
@@ -161,7 +162,7 @@ absl::StatusOr<GmmModel> MleUpdate(const MleOptions& options, const GmmStats& st
             v = floor;
             ++floored;
           }
-          spec.variances[row + d] = static_cast<float>(v);
+          if (flags & kGmmVariances) spec.variances[row + d] = static_cast<float>(v);
         }
         sum.floored_elements += floored;
         if (floored > 0) ++sum.floored_gaussians;

@@ -7,7 +7,8 @@
 //      w = c_g / c,  mu = first / c_g,  var = second / c_g - mu^2   (all in double),
 //    each only where the update flags ask for it; a variance updated around a mean that is kept
 //    adds back (old mu - new mu)^2. Variances are floored at min_variance, or at a per-dimension
-//    floor vector where one is given.
+//    floor vector where one is given (and counted wherever the statistics have variances, as
+//    Kaldi counts them, even where the flags leave the variances alone).
 //  - A Gaussian below those thresholds keeps its parameters, and is removed where
 //    remove_low_count_gaussians is set, unless it is the pdf's last; its weight becomes
 //    max(c_g / c, min_gaussian_weight) otherwise. Weights are renormalised after a removal.
@@ -45,6 +46,12 @@ struct MleSummary {
   // or kept because it is its pdf's last (or removal is off).
   std::vector<std::string> warnings;
 };
+
+// gmm-est's warnings, worded and formatted as Kaldi's MleDiagGmmUpdate words them (fixed notation
+// for the removal's weight and count, the stream's default otherwise): a Gaussian removed, and
+// one kept although its data is too little (`removing`: because it is its pdf's last).
+std::string GmmRemovalWarning(double prob, double occ, int32_t dim);
+std::string GmmKeptWarning(bool removing, int32_t index, double occ, double prob);
 
 // The variance floor "relative to the global variance": scale x the variance of all the
 // statistics' frames pooled (HTK's vFloor from HCompV -f), per dimension.
