@@ -1,9 +1,9 @@
 #include "align/align_utterance.h"
 
 #include "absl/strings/str_cat.h"
+#include "align/align_graph_preparation.h"
 #include "align/careful_graph.h"
 #include "align/faster_viterbi.h"
-#include "align/transition_probs.h"
 
 namespace gmmscore {
 
@@ -31,18 +31,13 @@ UtteranceAlignment AlignUtterance(const AlignOptions& options, const TransitionM
         "scores for ", loglikes.cols, " pdfs, the transition model has ", model.NumPdfs()));
     return result;
   }
-  if (absl::Status s = ValidateAlignGraph(graph, model.NumTransitionIds()); !s.ok()) {
-    result.status =
-        absl::InvalidArgumentError(absl::StrCat("the graph does not fit the model: ", s.message()));
+  auto readied =
+      PrepareAlignGraph(std::move(graph), model, options.transition_scale, options.self_loop_scale);
+  if (!readied.ok()) {
+    result.status = readied.status();
     return result;
   }
-  if (graph.start < 0) {
-    result.status = absl::InvalidArgumentError("empty decoding graph");
-    return result;
-  }
-  // Validated above: every input label is 0 or a transition-id.
-  (void)AddTransitionProbs(model, options.transition_scale, options.self_loop_scale, &graph);
-  if (options.careful) graph = MakeCarefulGraph(graph);
+  graph = options.careful ? MakeCarefulGraph(*readied) : *std::move(readied);
 
   FasterViterbi decoder(graph, model, {.beam = options.beam});
   decoder.Decode(loglikes, options.acoustic_scale);

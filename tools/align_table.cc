@@ -4,10 +4,10 @@
 #include <thread>
 #include <vector>
 
+#include "align/align_graph_preparation.h"
 #include "align/careful_graph.h"
 #include "align/forward_backward.h"
 #include "align/phone_segments.h"
-#include "align/transition_probs.h"
 #include "model/shape_checks.h"
 #include "proto/wire_codec.h"
 #include "tools/kaldi_log.h"
@@ -47,26 +47,27 @@ class TableAligner {
     GMM_RETURN_IF_ERROR(
         Write(key, aligned.transition_ids, aligned.score, aligned.frame_loglikes, loglikes.rows));
     if (!for_posteriors) return absl::OkStatus();
-    (void)AddTransitionProbs(model_->hmm(), options_.transition_scale, options_.self_loop_scale,
-                             &*for_posteriors);  // the aligner checked its labels
+    GMM_ASSIGN_OR_RETURN(const AlignGraph readied,
+                         PrepareAlignGraph(*std::move(for_posteriors), model_->hmm(),
+                                           options_.transition_scale, options_.self_loop_scale));
     GMM_ASSIGN_OR_RETURN(
         const ForwardBackwardResult fb,
-        ForwardBackward(*for_posteriors, model_->hmm(), loglikes, options_.acoustic_scale));
+        ForwardBackward(readied, model_->hmm(), loglikes, options_.acoustic_scale));
     return out_.posteriors->Write(key, fb.posteriors);
   }
 
   // The GPU: the utterance's graph readied on the host now, scored and aligned with a batch later.
   absl::Status Queue(BatchAligner* aligner, const std::string& key, AlignGraph graph,
                      Matrix feats) {
-    absl::Status ready = ValidateAlignGraph(graph, model_->hmm().NumTransitionIds());
-    if (ready.ok() && graph.start < 0) ready = absl::InvalidArgumentError("empty decoding graph");
-    if (ready.ok()) ready = EpsilonDepth(graph).status();
+    auto readied = PrepareAlignGraph(std::move(graph), model_->hmm(), options_.transition_scale,
+                                     options_.self_loop_scale);
+    absl::Status ready = readied.status();
+    if (ready.ok()) ready = EpsilonDepth(*readied).status();
     if (!ready.ok()) {
       Failed(key, ready, feats.rows);
       return absl::OkStatus();
     }
-    (void)AddTransitionProbs(model_->hmm(), options_.transition_scale, options_.self_loop_scale,
-                             &graph);
+    graph = *std::move(readied);
     // The posteriors are over the graph as it is, as the CPU path computes them.
     std::optional<AlignGraph> for_posteriors;
     if (out_.posteriors != nullptr) for_posteriors = graph;

@@ -6,9 +6,9 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "align/align_graph_preparation.h"
 #include "align/align_utterance.h"
 #include "align/careful_graph.h"
-#include "align/transition_probs.h"
 #include "formats/kaldi_fst.h"
 #include "model/shape_checks.h"
 #include "proto/wire_codec.h"
@@ -137,17 +137,13 @@ class AlignCall final : public WindowSink, public std::enable_shared_from_this<A
     if (!status.ok()) Finish(status);
   }
 
-  // The GPU's exact Viterbi (ViterbiQueue): the graph checked and readied here as AlignUtterance
-  // readies it; no beam, so never a retry.
+  // The GPU's exact Viterbi (ViterbiQueue): the graph readied here (PrepareAlignGraph) with the
+  // GPU's bound on epsilon depth; no beam, so never a retry.
   absl::Status SubmitToGpu() {
     const TransitionModel& tm = entry_->model().hmm();
-    if (absl::Status s = ValidateAlignGraph(graph_, tm.NumTransitionIds()); !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the graph does not fit the model: ", s.message()));
-    }
-    if (graph_.start < 0) return absl::InvalidArgumentError("empty decoding graph");
+    GMM_ASSIGN_OR_RETURN(graph_, PrepareAlignGraph(std::move(graph_), tm, options_.transition_scale,
+                                                   options_.self_loop_scale));
     GMM_RETURN_IF_ERROR(EpsilonDepth(graph_).status());
-    (void)AddTransitionProbs(tm, options_.transition_scale, options_.self_loop_scale, &graph_);
     if (options_.careful) graph_ = MakeCarefulGraph(graph_);
     frames_ = loglikes_.rows;
     ViterbiJob job;
