@@ -3,7 +3,7 @@
 # for SECONDS seconds (default 60) from its seed corpus fuzz/corpus/<target>/. Fails on any
 # crash, leak, sanitizer report, timeout or out-of-memory, printing the reproducer's path.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (e.g. scripts/fuzz.sh 7: about a minute in all)
-# Environment: BUILD_DIR (build-fuzz), JOBS (build jobs, 1), FUZZ_ARGS (more libFuzzer flags).
+# Environment: BUILD_DIR (build-fuzz; or a tree configured with -DGMMSCORE_FUZZ=ON), JOBS (build jobs, 1), FUZZ_ARGS (more libFuzzer flags).
 # Reproduce a finding: build-fuzz/fuzz/fuzz_<target> <reproducer>
 # Run one by hand with a scratch folder first, build-fuzz/fuzz/fuzz_<target> SCRATCH
 # fuzz/corpus/<target>: libFuzzer writes the inputs it finds into its first corpus folder.
@@ -15,12 +15,15 @@ build=${BUILD_DIR:-build-fuzz}
 
 command -v clang++-14 >/dev/null ||
   { echo "fuzz.sh: needs clang: apt-get install -y clang libclang-rt-14-dev" >&2; exit 2; }
-# Every library is built with the fuzzer's coverage and the sanitizers; Werror off, since
-# clang warns where gcc does not. No CUDA (nvcc takes no -fsanitize), no tests.
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DGMMSCORE_FUZZ=ON -DGMMSCORE_SANITIZE=address,undefined -DGMMSCORE_CUDA=OFF \
-  -DGMMSCORE_WERROR=OFF -DBUILD_TESTING=OFF >/dev/null
+# A tree configured for fuzzing already (scripts/sanitize.sh asan's build-asan, as CI uses it) is
+# used as it is. Otherwise: every library built with the fuzzer's coverage and the sanitizers;
+# Werror off, since clang warns where gcc does not. No CUDA (nvcc takes no -fsanitize), no tests.
+if ! grep -qs '^GMMSCORE_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DGMMSCORE_FUZZ=ON -DGMMSCORE_SANITIZE=address,undefined -DGMMSCORE_CUDA=OFF \
+    -DGMMSCORE_WERROR=OFF -DBUILD_TESTING=OFF >/dev/null
+fi
 cmake --build "$build" --target fuzzers -j "${JOBS:-1}"
 
 targets=("$@")

@@ -1,29 +1,49 @@
 #!/usr/bin/env bash
-# Sanitizer builds (CMake option GMMSCORE_SANITIZE), each in its own build tree:
-#   asan  build-asan: ASan + UBSan, the whole test suite
-#   tsan  build-tsan: TSan, the daemon's tests
+# Sanitizer builds (CMake option GMMSCORE_SANITIZE), each in its own build tree, without CUDA:
+#   asan  build-asan: ASan + UBSan, the whole test suite; with clang, the fuzz targets too
+#         (scripts/fuzz.sh BUILD_DIR=build-asan runs them from this tree, building nothing more)
+#   tsan  build-tsan: TSan, the daemon's tests (only their targets are built)
 #   scripts/sanitize.sh [asan|tsan]...       (default: both, one after the other)
+# Sanitized code is compiled at -O1 with line tables only: the reports keep their file:line
+# stacks, and the builds take far less time than at -O2 -g (UBSan's checks slow the optimizer).
 # Fails if a test fails or any process (tests, and the gmmscored / gmmscore they start) made a
 # sanitizer report; the reports are kept in BUILD/sanitizer-reports/ and their first lines
 # printed. TSan's suppressions (scripts/tsan.supp) say what it cannot check with Debian's gRPC.
-# Environment: CC/CXX (default gcc/g++), JOBS (build jobs, 1), CTEST_JOBS (1).
+# Environment: CC/CXX (default: ASan with clang-14 where installed, since clang compiles code with
+# UBSan's checks several times faster than gcc and builds the fuzz targets; TSan with gcc, whose
+# libstdc++ and libgomp scripts/tsan.supp is written for), JOBS (build jobs, 1), CTEST_JOBS (1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# run_build DIR SANITIZERS CTEST_ARGS...: configure, build, test, then collect the reports.
-# (Called in an || list, where set -e does not act: each step returns on failure itself.)
+# run_build DIR SANITIZERS TARGETS CTEST_ARGS...: configure, build TARGETS (all when empty), test,
+# then collect the reports. (Called in an || list, where set -e does not act: each step returns
+# on failure itself.)
 run_build() {
-  local dir=$1 sanitize=$2
-  shift 2
+  local dir=$1 sanitize=$2 targets=$3
+  shift 3
+  local cc=${CC:-gcc} cxx=${CXX:-g++} debug=-g1
+  if [ -z "${CXX:-}" ] && [ "$sanitize" = address,undefined ] && command -v clang++-14 >/dev/null; then
+    cc=clang-14 cxx=clang++-14
+  fi
+  if [[ $cxx == clang* ]]; then debug=-gline-tables-only; fi
   # libgomp is not built with TSan either: it cannot see the join at the end of a parallel
   # region, so under TSan the CPU scorer runs its OpenMP regions on the calling thread.
   local omp=()
   if [ "$sanitize" = thread ]; then omp=(OMP_THREAD_LIMIT=1); fi
   # No CUDA (nvcc takes no -fsanitize); Werror off, since sanitizers make compilers warn more.
+  # With clang, the ASan tree also builds the fuzz targets (libFuzzer's coverage on every library).
+  local fuzz=OFF
+  if [ "$sanitize" = address,undefined ] && [[ $cxx == clang* ]]; then fuzz=ON; fi
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER="${CC:-gcc}" -DCMAKE_CXX_COMPILER="${CXX:-g++}" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 $debug -DNDEBUG" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $debug -DNDEBUG" -DGMMSCORE_FUZZ=$fuzz \
     -DGMMSCORE_SANITIZE="$sanitize" -DGMMSCORE_CUDA=OFF -DGMMSCORE_WERROR=OFF >/dev/null || return 1
-  cmake --build "$dir" -j "${JOBS:-1}" || return 1
+  if [ "$targets" = daemon-tests ]; then
+    # The daemon's test executables (each depends on the gmmscored and gmmscore it starts).
+    targets=$(ninja -C "$dir" -t targets all | sed -nE 's/^(server_[a-z0-9_]+_test): phony$/\1/p')
+  fi
+  cmake --build "$dir" -j "${JOBS:-1}" ${targets:+--target $targets} || return 1
   local reports=$PWD/$dir/sanitizer-reports log=$PWD/$dir/ctest.log
   rm -rf "$reports" && mkdir -p "$reports"
   # ASan, LSan and TSan write each process's reports to a file of its own (log_path), so that one
@@ -59,8 +79,9 @@ for what in "${@:-asan tsan}"; do
   for w in $what; do
     case $w in
       # The docker bundle test rebuilds and runs the release bundle: not a sanitizer's job.
-      asan) run_build build-asan address,undefined -E '^server_docker_build_steps$' || failed+=(asan) ;;
-      tsan) run_build build-tsan thread -R 'Server|Batcher|Lane|TimerQueue|WindowCutter|InOrder|ViterbiQueue' ||
+      asan) run_build build-asan address,undefined "" -E '^server_docker_build_steps$' ||
+              failed+=(asan) ;;
+      tsan) run_build build-tsan thread daemon-tests -R 'Server|Batcher|Lane|TimerQueue|WindowCutter|InOrder|ViterbiQueue' ||
               failed+=(tsan) ;;
       *) echo "usage: $0 [asan|tsan]..." >&2; exit 2 ;;
     esac

@@ -140,8 +140,9 @@ TEST(ForwardBackwardTest, TotalAndPosteriorsAreThoseOfAllPaths) {
         frame_sum += weight;
       }
       EXPECT_NEAR(frame_sum, 1.0, 1e-5) << "trial " << trial << ", frame " << t;
-      for (const auto& [tid, weight] : want) {
+      for (const auto& [want_tid, weight] : want) {
         if (weight > 1e-5) {
+          const auto tid = want_tid;  // clang 14 cannot capture a structured binding
           EXPECT_TRUE(std::any_of(fb->posteriors[size_t(t)].begin(),
                                   fb->posteriors[size_t(t)].end(),
                                   [&](const auto& p) { return p.first == tid; }))
