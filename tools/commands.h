@@ -29,6 +29,8 @@ int RunFeatToLen(int argc, char** argv);
 int RunCopyFeats(int argc, char** argv);
 int RunSubsetFeats(int argc, char** argv);
 int RunAddDeltas(int argc, char** argv);
+int RunSpliceFeats(int argc, char** argv);
+int RunTransformFeats(int argc, char** argv);
 int RunComputeCmvnStats(int argc, char** argv);
 int RunApplyCmvn(int argc, char** argv);
 int RunAliToPdf(int argc, char** argv);

@@ -38,7 +38,9 @@ const std::vector<KaldiTool>& KaldiTools() {
       {"gmm-mixup", "gmm-mixup", {}},
       {"gmm-sum-accs", "sum-accs", {}},
       {"show-alignments", "show-alignments", {}},
+      {"splice-feats", "splice-feats", {}},
       {"subset-feats", "subset-feats", {}},
+      {"transform-feats", "transform-feats", {}},
       {"tree-info", "tree-info", {}},
       {"wav-to-duration", "wav-to-duration", {}},
   };

@@ -68,6 +68,8 @@ int Dispatch(const std::string& command, int argc, char** argv) {
   if (command == "copy-feats") return RunCopyFeats(argc, argv);
   if (command == "subset-feats") return RunSubsetFeats(argc, argv);
   if (command == "add-deltas") return RunAddDeltas(argc, argv);
+  if (command == "splice-feats") return RunSpliceFeats(argc, argv);
+  if (command == "transform-feats") return RunTransformFeats(argc, argv);
   if (command == "compute-cmvn-stats") return RunComputeCmvnStats(argc, argv);
   if (command == "apply-cmvn") return RunApplyCmvn(argc, argv);
   if (command == "ali-to-pdf") return RunAliToPdf(argc, argv);
