@@ -24,8 +24,9 @@ packages=(
   # What the tests use: a real Sphinx continuous model and .mfc files, the semi-continuous en-us
   # model the Sphinx reader must refuse, and the openssl command for the TLS tests' certificates.
   pocketsphinx-testdata pocketsphinx-en-us openssl
-  # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes.
-  clang libclang-rt-14-dev
+  # scripts/fuzz.sh and scripts/sanitize.sh: clang with libFuzzer and the sanitizer runtimes, and
+  # lld, which links the sanitized executables faster.
+  clang libclang-rt-14-dev lld
 )
 
 missing=()

@@ -25,7 +25,15 @@ run_build() {
   if [ -z "${CXX:-}" ] && [ "$sanitize" = address,undefined ] && command -v clang++-14 >/dev/null; then
     cc=clang-14 cxx=clang++-14
   fi
-  if [[ $cxx == clang* ]]; then debug=-gline-tables-only; fi
+  # clang links with lld where it is installed: a sanitized test executable links in 0.7 s, not
+  # GNU ld's 1.7 s.
+  local link=()
+  if [[ $cxx == clang* ]]; then
+    debug=-gline-tables-only
+    if command -v ld.lld >/dev/null; then
+      link=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld)
+    fi
+  fi
   # libgomp is not built with TSan either: it cannot see the join at the end of a parallel
   # region, so under TSan the CPU scorer runs its OpenMP regions on the calling thread.
   local omp=()
@@ -38,7 +46,8 @@ run_build() {
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 $debug -DNDEBUG" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $debug -DNDEBUG" -DGMMSCORE_FUZZ=$fuzz \
-    -DGMMSCORE_SANITIZE="$sanitize" -DGMMSCORE_CUDA=OFF -DGMMSCORE_WERROR=OFF >/dev/null || return 1
+    "${link[@]}" -DGMMSCORE_SANITIZE="$sanitize" -DGMMSCORE_CUDA=OFF -DGMMSCORE_WERROR=OFF \
+    >/dev/null || return 1
   if [ "$targets" = daemon-tests ]; then
     # The daemon's test executables (each depends on the gmmscored and gmmscore it starts).
     targets=$(ninja -C "$dir" -t targets all | sed -nE 's/^(server_[a-z0-9_]+_test): phony$/\1/p')
