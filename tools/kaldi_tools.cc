@@ -14,6 +14,7 @@ const std::vector<KaldiTool>& KaldiTools() {
       {"add-deltas", "add-deltas", {}},
       {"ali-to-pdf", "ali-to-pdf", {}},
       {"ali-to-phones", "ali-to-phones", {}},
+      {"ali-to-post", "ali-to-post", {}},
       {"align-equal-compiled", "align-equal-compiled", {}},
       {"apply-cmvn", "apply-cmvn", {}},
       {"compile-train-graphs", "compile-train-graphs", {}},
@@ -32,6 +33,7 @@ const std::vector<KaldiTool>& KaldiTools() {
       {"gmm-boost-silence", "boost-silence", {}},
       {"gmm-compute-likes", "gmm-compute-likes", {}},
       {"gmm-copy", "gmm-copy", {}},
+      {"gmm-est-fmllr", "gmm-est-fmllr", {}},
       {"gmm-est", "est", {}},
       {"gmm-info", "gmm-info", {}},
       {"gmm-init-mono", "gmm-init-mono", {}},
@@ -43,6 +45,7 @@ const std::vector<KaldiTool>& KaldiTools() {
       {"transform-feats", "transform-feats", {}},
       {"tree-info", "tree-info", {}},
       {"wav-to-duration", "wav-to-duration", {}},
+      {"weight-silence-post", "weight-silence-post", {}},
   };
   return tools;
 }

@@ -69,6 +69,9 @@ int Dispatch(const std::string& command, int argc, char** argv) {
   if (command == "subset-feats") return RunSubsetFeats(argc, argv);
   if (command == "add-deltas") return RunAddDeltas(argc, argv);
   if (command == "splice-feats") return RunSpliceFeats(argc, argv);
+  if (command == "ali-to-post") return RunAliToPost(argc, argv);
+  if (command == "weight-silence-post") return RunWeightSilencePost(argc, argv);
+  if (command == "gmm-est-fmllr") return RunGmmEstFmllr(argc, argv);
   if (command == "transform-feats") return RunTransformFeats(argc, argv);
   if (command == "compute-cmvn-stats") return RunComputeCmvnStats(argc, argv);
   if (command == "apply-cmvn") return RunApplyCmvn(argc, argv);
