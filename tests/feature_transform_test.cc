@@ -14,7 +14,6 @@
 #include <string>
 
 #include "feat/splice.h"
-#include "formats/matrix_table.h"
 #include "tests/test_util.h"
 
 namespace gmmscore::testing {
@@ -97,26 +96,10 @@ TEST(FeatureTransform, HalfLogDetOfSquareAndReducingTransforms) {
 
 std::string Data(const std::string& name) { return DataPath("kaldi-tri-feats/" + name); }
 
-std::map<std::string, Matrix> ReadArchive(const std::string& path) {
-  std::map<std::string, Matrix> out;
-  auto reader = MatrixTableReader::Open("ark:" + path);
-  EXPECT_TRUE(reader.ok()) << reader.status();
-  if (!reader.ok()) return out;
-  std::string key;
-  Matrix m;
-  while (true) {
-    auto more = (*reader)->Next(&key, &m);
-    EXPECT_TRUE(more.ok()) << more.status();
-    if (!more.ok() || !*more) break;
-    out[key] = m;
-  }
-  return out;
-}
-
 // Every value of got within the rounding of Kaldi's float sums (the largest difference measured is
 // 4.8e-6, where terms of magnitude 10 cancel), keys and shapes the same.
 void ExpectWithinFloatRounding(const std::string& got_path, const std::string& kaldi_path) {
-  const auto got = ReadArchive(got_path), kaldi = ReadArchive(kaldi_path);
+  const auto got = ReadTable("ark:" + got_path), kaldi = ReadTable("ark:" + kaldi_path);
   ASSERT_EQ(got.size(), kaldi.size());
   ASSERT_EQ(kaldi.size(), 9u);
   for (const auto& [key, want] : kaldi) {

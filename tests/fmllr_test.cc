@@ -16,7 +16,6 @@
 
 #include "align/posteriors.h"
 #include "formats/kaldi_model.h"
-#include "formats/matrix_table.h"
 #include "model/kaldi_stored_model.h"
 #include "tests/test_util.h"
 
@@ -111,22 +110,6 @@ TEST(Fmllr, EachUpdateTypeRaisesTheObjectiveAndFewFramesKeepTheIdentity) {
 
 std::string Data(const std::string& name) { return DataPath(name); }
 
-std::map<std::string, Matrix> ReadArchive(const std::string& path) {
-  std::map<std::string, Matrix> out;
-  auto reader = MatrixTableReader::Open("ark:" + path);
-  EXPECT_TRUE(reader.ok()) << reader.status();
-  if (!reader.ok()) return out;
-  std::string key;
-  Matrix m;
-  while (true) {
-    auto more = (*reader)->Next(&key, &m);
-    EXPECT_TRUE(more.ok()) << more.status();
-    if (!more.ok() || !*more) break;
-    out[key] = m;
-  }
-  return out;
-}
-
 class FmllrToolsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -166,7 +149,7 @@ class FmllrToolsTest : public ::testing::Test {
 
   void ExpectKaldis(const std::string& got_path, const std::string& kaldi_name, double tolerance,
                     size_t count) {
-    const auto got = ReadArchive(got_path), kaldi = ReadArchive(Data(kaldi_name));
+    const auto got = ReadTable("ark:" + got_path), kaldi = ReadTable("ark:" + Data(kaldi_name));
     ASSERT_EQ(kaldi.size(), count);
     ASSERT_EQ(got.size(), count);
     for (const auto& [key, want] : kaldi) {

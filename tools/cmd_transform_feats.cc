@@ -131,16 +131,19 @@ absl::Status Transform(const std::string& transform_in, const std::string& feats
           transform->rows == dim ? kLogDet : (transform->rows < dim ? kPseudoLogDet : kDimIncrease);
     }
     if (kind != kDimIncrease) {
-      if (!global || !global_logdet) {
-        const double logdet = static_cast<float>(TransformHalfLogDet(*transform, dim));
+      // A global transform's is computed once.
+      double logdet = 0.0;
+      if (global_logdet) {
+        logdet = *global_logdet;
+      } else {
+        logdet = static_cast<float>(TransformHalfLogDet(*transform, dim));
         if (global) global_logdet = logdet;
-        if (!std::isfinite(logdet)) Warn("Matrix has bad logdet " + KaldiNumber(logdet));
       }
-      const double logdet =
-          global ? *global_logdet : static_cast<float>(TransformHalfLogDet(*transform, dim));
       if (std::isfinite(logdet)) {
         total_frames += feats.rows;
         total_logdet += feats.rows * logdet;
+      } else {
+        Warn("Matrix has bad logdet " + KaldiNumber(logdet));
       }
     }
     GMM_RETURN_IF_ERROR(writer->Write(utt, out));

@@ -89,30 +89,10 @@ absl::StatusOr<double> UpdatePdf(const MleOptions& options, const GmmStats& stat
     old_mean = mean;
     if (occ > options.min_gaussian_occupancy && prob > options.min_gaussian_weight) {
       weight = prob;
-      const size_t row = size_t(first + uint32_t(g)) * size_t(dim);
-      const double inv_occ = 1.0 / occ;
-      if (stats.flags & (kGmmMeans | kGmmVariances)) {
-        for (int32_t d = 0; d < dim; ++d) mean[size_t(d)] = stats.first[row + d] * inv_occ;
-      }
-      if (stats.flags & kGmmVariances) {
-        int64_t floored = 0;
-        for (int32_t d = 0; d < dim; ++d) {
-          double v = stats.second[row + d] * inv_occ - mean[size_t(d)] * mean[size_t(d)];
-          if (!(flags & kGmmMeans)) {  // the variance about the mean that is kept
-            const double shift = old_mean[size_t(d)] - mean[size_t(d)];
-            v += shift * shift;
-          }
-          const double floor = options.variance_floor.empty() ? options.min_variance
-                                                              : options.variance_floor[size_t(d)];
-          if (v < floor) {
-            v = floor;
-            ++floored;
-          }
-          var[size_t(d)] = v;
-        }
-        sum->floored_elements += floored;
-        if (floored > 0) ++sum->floored_gaussians;
-      }
+      const int32_t floored =
+          EstimateGaussian(options, stats, flags, first + uint32_t(g), mean.data(), var.data());
+      sum->floored_elements += floored;
+      if (floored > 0) ++sum->floored_gaussians;
     } else if (options.remove_low_count_gaussians &&
                static_cast<int32_t>(to_remove.size()) < num_gauss - 1) {
       sum->warnings.push_back(GmmRemovalWarning(prob, occ, dim));

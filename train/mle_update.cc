@@ -56,6 +56,34 @@ std::string GmmKeptWarning(bool removing, int32_t index, double occ, double prob
   return s.str();
 }
 
+int32_t EstimateGaussian(const MleOptions& options, const GmmStats& stats, uint16_t flags,
+                         size_t gauss, double* mean, double* var) {
+  if (!(stats.flags & kGmmMeans)) return 0;
+  const int32_t dim = stats.dim;
+  const size_t row = gauss * size_t(dim);
+  // Scaled by 1 / c, as Kaldi scales them.
+  const double inv_occ = 1.0 / stats.occupancy[gauss];
+  int32_t floored = 0;
+  for (int32_t d = 0; d < dim; ++d) {
+    const double old_mean = mean[d];
+    mean[d] = stats.first[row + d] * inv_occ;
+    if (!(stats.flags & kGmmVariances)) continue;
+    double v = stats.second[row + d] * inv_occ - mean[d] * mean[d];
+    if (!(flags & kGmmMeans)) {  // the variance about the mean that is kept
+      const double shift = old_mean - mean[d];
+      v += shift * shift;
+    }
+    const double floor =
+        options.variance_floor.empty() ? options.min_variance : options.variance_floor[size_t(d)];
+    if (v < floor) {
+      v = floor;
+      ++floored;
+    }
+    var[d] = v;
+  }
+  return floored;
+}
+
 absl::StatusOr<std::vector<double>> RelativeVarianceFloor(const GmmStats& stats, double scale) {
   if (!(stats.flags & kGmmVariances)) {
     return absl::InvalidArgumentError(
@@ -144,28 +172,14 @@ absl::StatusOr<GmmModel> MleUpdate(const MleOptions& options, const GmmStats& st
       if (flags & kGmmWeights) spec.weights[g] = static_cast<float>(prob);
       if (!(stats.flags & kGmmMeans)) continue;  // occupancies alone: the weights are all
       const size_t row = size_t(g) * dim;
-      // As Kaldi: scaled by 1 / occ, and the variance formed (and its floors counted) wherever
-      // the statistics have it, stored only where the flags ask for it.
-      const double inv_occ = 1.0 / occ;
-      for (int32_t d = 0; d < dim; ++d) mean[size_t(d)] = stats.first[row + d] * inv_occ;
-      if (stats.flags & kGmmVariances) {
-        int64_t floored = 0;
-        for (int32_t d = 0; d < dim; ++d) {
-          double v = stats.second[row + d] * inv_occ - mean[size_t(d)] * mean[size_t(d)];
-          if (!(flags & kGmmMeans)) {  // the variance about the mean that is kept
-            const double shift = double(old.means[row + d]) - mean[size_t(d)];
-            v += shift * shift;
-          }
-          const double floor = options.variance_floor.empty() ? options.min_variance
-                                                              : options.variance_floor[size_t(d)];
-          if (v < floor) {
-            v = floor;
-            ++floored;
-          }
-          if (flags & kGmmVariances) spec.variances[row + d] = static_cast<float>(v);
-        }
-        sum.floored_elements += floored;
-        if (floored > 0) ++sum.floored_gaussians;
+      std::copy_n(&old.means[row], dim, mean.begin());
+      const int32_t floored = EstimateGaussian(options, stats, flags, g, mean.data(), var.data());
+      sum.floored_elements += floored;
+      if (floored > 0) ++sum.floored_gaussians;
+      // The variances formed (and their floors counted) wherever the statistics have them, as
+      // Kaldi does; stored only where the flags ask for them.
+      if ((stats.flags & kGmmVariances) && (flags & kGmmVariances)) {
+        for (int32_t d = 0; d < dim; ++d) spec.variances[row + d] = static_cast<float>(var[d]);
       }
       if (flags & kGmmMeans) {
         for (int32_t d = 0; d < dim; ++d) spec.means[row + d] = static_cast<float>(mean[size_t(d)]);

@@ -53,6 +53,14 @@ struct MleSummary {
 std::string GmmRemovalWarning(double prob, double occ, int32_t dim);
 std::string GmmKeptWarning(bool removing, int32_t index, double occ, double prob);
 
+// One Gaussian's update (statistics index `gauss`) in double, as MleDiagGmmUpdate forms it:
+// mean = first x (1/c); where the statistics have variances, var = second x (1/c) - mean^2, plus
+// (old mean - new mean)^2 where `flags` keep the mean, floored as `options` say. On entry `mean`
+// and `var` (dim values each) hold the old parameters; without mean statistics they are left
+// alone, and so is `var` without variance statistics. Returns how many elements were floored.
+int32_t EstimateGaussian(const MleOptions& options, const GmmStats& stats, uint16_t flags,
+                         size_t gauss, double* mean, double* var);
+
 // The variance floor "relative to the global variance": scale x the variance of all the
 // statistics' frames pooled (HTK's vFloor from HCompV -f), per dimension.
 absl::StatusOr<std::vector<double>> RelativeVarianceFloor(const GmmStats& stats, double scale);
