@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {
@@ -433,7 +434,7 @@ absl::StatusOr<AlignGraph> TrainingGraphCompiler::Compile(std::span<const int32_
     transcript.arcs[next - 1].push_back(GraphArc{word, word, 0.0f, next});
   }
   transcript.final_cost.back() = 0.0f;
-  const VectorGraph lw = Compose(lexicon_, transcript);
+  GMM_ASSIGN_OR_RETURN(const VectorGraph lw, Compose(lexicon_, transcript));
   if (lw.start < 0) return AlignGraph{};
 
   InverseContext context(context_, model_->topology().phones, disambig_symbols_,
@@ -442,7 +443,7 @@ absl::StatusOr<AlignGraph> TrainingGraphCompiler::Compile(std::span<const int32_
   if (!clw.ok()) return clw.status();
   auto h = HTransducer(*model_, context_, context.windows(), options_.transition_scale);
   if (!h.ok()) return h.status();
-  const VectorGraph hclw = Compose(*h, *clw);
+  GMM_ASSIGN_OR_RETURN(const VectorGraph hclw, Compose(*h, *clw));
   if (hclw.start < 0) return AlignGraph{};
   auto graph = DeterminizeAndMinimize(hclw, kDelta, model_->NumTransitionIds());
   if (!graph.ok()) return graph.status();

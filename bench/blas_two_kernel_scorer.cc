@@ -1,7 +1,6 @@
 #include "bench/blas_two_kernel_scorer.h"
 
 #include <cblas.h>
-#include <dlfcn.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -10,6 +9,8 @@
 #include "kernels/cpu/cpu_scorer.h"
 #include "kernels/cpu/simd_kernel.h"
 #include "model/shape_checks.h"
+#include "util/shared_library.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {
@@ -22,25 +23,18 @@ struct OpenBlas {
   decltype(&cblas_sgemm) sgemm = nullptr;
 };
 
+absl::StatusOr<OpenBlas> OpenOpenBlas() {
+  GMM_ASSIGN_OR_RETURN(SharedLibrary library,
+                       SharedLibrary::Open("libopenblas.so.0", "the BLAS peer",
+                                           "Debian: apt-get install libopenblas0"));
+  OpenBlas loaded;
+  GMM_RETURN_IF_ERROR(library.Load("openblas_set_num_threads", &loaded.set_num_threads));
+  GMM_RETURN_IF_ERROR(library.Load("cblas_sgemm", &loaded.sgemm));
+  return loaded;
+}
+
 const absl::StatusOr<OpenBlas>& LoadOpenBlas() {
-  static const absl::StatusOr<OpenBlas> blas = []() -> absl::StatusOr<OpenBlas> {
-    constexpr char kLibrary[] = "libopenblas.so.0";
-    void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the BLAS peer needs OpenBLAS (", kLibrary,
-                       "; Debian: apt-get install libopenblas0): ", dlerror()));
-    }
-    OpenBlas loaded;
-    loaded.set_num_threads =
-        reinterpret_cast<void (*)(int)>(dlsym(library, "openblas_set_num_threads"));
-    loaded.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(library, "cblas_sgemm"));
-    if (loaded.set_num_threads == nullptr || loaded.sgemm == nullptr) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(kLibrary, " has no openblas_set_num_threads or cblas_sgemm"));
-    }
-    return loaded;
-  }();
+  static const absl::StatusOr<OpenBlas> blas = OpenOpenBlas();
   return blas;
 }
 

@@ -31,9 +31,18 @@ build() {
 bundle() {
   local build=$1 prefix=$2
   install -d "$prefix/bin" "$prefix/lib"
-  install -m 0755 "$build/server/gmmscored" "$build/tools/gmmscore" "$prefix/bin/"
-  local lib
-  ldd "$prefix/bin/gmmscored" "$prefix/bin/gmmscore" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
+  install -m 0755 "$build/server/gmmscored" "$build/tools/gmmscore" "$build/tools/gmmscore-kaldi" \
+    "$prefix/bin/"
+  # OpenFst's module, which gmmscore-kaldi loads from ../lib/gmmscore (fst/openfst_loaded.cc).
+  install -d "$prefix/lib/gmmscore"
+  install -m 0755 "$build/tools/libgmmscore_openfst.so" "$prefix/lib/gmmscore/"
+  local lib lazy
+  # libsndfile is loaded when audio is first read (util/shared_library.h), so ldd does not list
+  # it: it goes in by name, with what it loads.
+  lazy=$(ldconfig -p | awk '$1 == "libsndfile.so.1" {print $NF; exit}')
+  [ -n "$lazy" ] || { echo "docker-build-steps.sh: libsndfile.so.1 is not installed" >&2; return 1; }
+  { ldd "$prefix/bin/gmmscored" "$prefix/bin/gmmscore" "$prefix/lib/gmmscore/libgmmscore_openfst.so" "$lazy" |
+      awk '$2 == "=>" && $3 ~ /^\// {print $3}'; echo "$lazy"; } |
     sort -u | while read -r lib; do
       case "$(basename "$lib")" in
         libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so* | ld-linux*) ;;
@@ -73,6 +82,12 @@ smoke() {
   "$prefix/bin/gmmscore" score --model "$data/final.mdl" --feats "ark:$data/feats.ark" \
     --out "ark:$tmp/score.ark" --quiet
   cmp "$tmp/stream.ark" "$tmp/score.ark"
+  # The Kaldi tools (gmmscore-kaldi), with OpenFst's module from lib/gmmscore: Kaldi's alignments.
+  "$prefix/bin/gmmscore" kaldi-links "$tmp/kaldi" >/dev/null
+  "$tmp/kaldi/gmm-align-compiled" --beam=6 --retry-beam=40 --self-loop-scale=0.1 \
+    --acoustic-scale=0.1 "$data/final.mdl" "ark:$data/graphs.fsts" "ark:$data/feats.ark" \
+    "ark,t:$tmp/ali.txt" 2>"$tmp/align.log"
+  cmp "$tmp/ali.txt" "$data/ali.txt"
   kill -TERM "$pid"
   wait "$pid"
   echo "smoke: the bundle in $prefix serves, streams and drains"

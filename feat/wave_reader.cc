@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/table_specifier.h"
+#include "util/shared_library.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -95,6 +96,32 @@ void PatchStreamedSizes(std::string* bytes) {
   }
 }
 
+// The libsndfile functions ReadWave calls, from the library loaded when audio is first read
+// (util/shared_library.h: most tools never read audio, and would pay for its load at each start).
+struct Sndfile {
+  decltype(&sf_open_virtual) open_virtual;
+  decltype(&sf_strerror) strerror;
+  decltype(&sf_readf_double) readf_double;
+  decltype(&sf_close) close;
+};
+
+absl::StatusOr<Sndfile> LoadSndfile() {
+  GMM_ASSIGN_OR_RETURN(SharedLibrary library,
+                       SharedLibrary::Open("libsndfile.so.1", "reading audio",
+                                           "Debian: apt-get install libsndfile1"));
+  Sndfile f;
+  GMM_RETURN_IF_ERROR(library.Load("sf_open_virtual", &f.open_virtual));
+  GMM_RETURN_IF_ERROR(library.Load("sf_strerror", &f.strerror));
+  GMM_RETURN_IF_ERROR(library.Load("sf_readf_double", &f.readf_double));
+  GMM_RETURN_IF_ERROR(library.Load("sf_close", &f.close));
+  return f;
+}
+
+const absl::StatusOr<Sndfile>& GetSndfile() {
+  static const absl::StatusOr<Sndfile> sndfile = LoadSndfile();
+  return sndfile;
+}
+
 }  // namespace
 
 absl::StatusOr<WaveData> ReadWave(std::istream& in, const std::string& name) {
@@ -122,29 +149,31 @@ absl::StatusOr<WaveData> ReadWave(std::istream& in, const std::string& name) {
 
   if (size_unknown) PatchStreamedSizes(&bytes);
 
+  const absl::StatusOr<Sndfile>& sndfile = GetSndfile();
+  if (!sndfile.ok()) return sndfile.status();
   MemoryFile file{&bytes};
   SF_VIRTUAL_IO io{MemoryLength, MemorySeek, MemoryRead, MemoryWrite, MemoryTell};
   SF_INFO info{};
-  SNDFILE* sf = sf_open_virtual(&io, SFM_READ, &info, &file);
+  SNDFILE* sf = sndfile->open_virtual(&io, SFM_READ, &info, &file);
   if (sf == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat(name, ": cannot read the WAVE data: ", sf_strerror(nullptr)));
+        absl::StrCat(name, ": cannot read the WAVE data: ", sndfile->strerror(nullptr)));
   }
   if ((info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_WAV &&
       (info.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_WAVEX) {
-    sf_close(sf);
+    sndfile->close(sf);
     return absl::InvalidArgumentError(absl::StrCat(name, ": not a RIFF WAVE file"));
   }
   if (info.channels <= 0 || info.samplerate <= 0 || info.frames < 0) {
-    sf_close(sf);
+    sndfile->close(sf);
     return absl::InvalidArgumentError(absl::StrCat(name, ": bad WAVE header (", info.channels,
                                                    " channels at ", info.samplerate, " Hz)"));
   }
   // Samples on the 16-bit scale: libsndfile's normalised doubles times 32768 are the 16-bit
   // integers exactly, and other sample formats land on the same scale.
   std::vector<double> interleaved(static_cast<size_t>(info.frames) * info.channels);
-  const sf_count_t frames = sf_readf_double(sf, interleaved.data(), info.frames);
-  sf_close(sf);
+  const sf_count_t frames = sndfile->readf_double(sf, interleaved.data(), info.frames);
+  sndfile->close(sf);
   if (frames != info.frames) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": truncated WAVE data: read ", frames,
                                                    " of ", info.frames, " sample frames"));

@@ -1,7 +1,5 @@
 #include "formats/kaldi_fst.h"
 
-#include <fst/vector-fst.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -13,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "fst/openfst.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -22,7 +21,9 @@ constexpr int32_t kFstMagicNumber = 2125659606;  // the first four bytes of an O
 constexpr int32_t kVectorFstVersion = 2;         // what VectorFst writes and reads
 constexpr int32_t kMaxTypeNameLength = 256;
 constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
-constexpr uint64_t kArcBytes = 16;  // ilabel, olabel, weight, nextstate: 4 bytes each
+constexpr uint64_t kArcBytes = 16;          // ilabel, olabel, weight, nextstate: 4 bytes each
+constexpr char kStdArcType[] = "standard";  // OpenFst's name of its tropical arc, StdArc
+constexpr int32_t kHasSymbolTables = 0x3;   // FstHeader's HAS_ISYMBOLS | HAS_OSYMBOLS
 
 // Copies one binary vector FST off the stream, checking each count against the bytes that follow
 // it: OpenFst reserves what the header and each state claim before reading them.
@@ -38,9 +39,9 @@ class BinaryFstCopier {
       return Error(absl::StrCat("a '", fst_type, "' FST; Kaldi's graph tables hold vector FSTs"));
     }
     GMM_ASSIGN_OR_RETURN(const std::string arc_type, String());
-    if (arc_type != fst::StdArc::Type()) {
-      return Error(absl::StrCat("arc type '", arc_type, "'; graphs have ", fst::StdArc::Type(),
-                                " (tropical) arcs"));
+    if (arc_type != kStdArcType) {
+      return Error(
+          absl::StrCat("arc type '", arc_type, "'; graphs have ", kStdArcType, " (tropical) arcs"));
     }
     GMM_ASSIGN_OR_RETURN(const int32_t version, Value<int32_t>("the header"));
     if (version != kVectorFstVersion) {
@@ -48,7 +49,7 @@ class BinaryFstCopier {
                                 kVectorFstVersion));
     }
     GMM_ASSIGN_OR_RETURN(const int32_t flags, Value<int32_t>("the header"));
-    if (flags & (fst::FstHeader::HAS_ISYMBOLS | fst::FstHeader::HAS_OSYMBOLS)) {
+    if (flags & kHasSymbolTables) {
       return Error("the FST has symbol tables; Kaldi's graphs have none");
     }
     GMM_RETURN_IF_ERROR(Value<uint64_t>("the header").status());  // properties
@@ -120,15 +121,15 @@ class BinaryFstCopier {
   std::string bytes_;
 };
 
-absl::StatusOr<std::unique_ptr<fst::StdVectorFst>> ReadBinaryFst(std::istream& is,
-                                                                 const std::string& name) {
-  GMM_ASSIGN_OR_RETURN(std::string bytes, BinaryFstCopier(is, name).Copy());
-  std::istringstream copy(bytes);
-  std::unique_ptr<fst::StdVectorFst> read(fst::StdVectorFst::Read(copy, fst::FstReadOptions(name)));
-  if (read == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": OpenFst could not read the FST"));
+absl::StatusOr<VectorGraph> ReadBinaryFst(std::istream& is, const std::string& name) {
+  GMM_ASSIGN_OR_RETURN(const std::string bytes, BinaryFstCopier(is, name).Copy());
+  GMM_ASSIGN_OR_RETURN(const OpenFstFunctions* openfst, OpenFst());
+  VectorGraph graph;
+  std::string error;
+  if (!openfst->read_vector_fst(bytes, name, &graph, &error)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", error));
   }
-  return read;
+  return graph;
 }
 
 bool ParseWeight(absl::string_view word, float* weight) {
@@ -141,8 +142,7 @@ bool ParseWeight(absl::string_view word, float* weight) {
 
 // Kaldi's text form: a newline after the key, then fstprint lines up to an empty line. The lines
 // are read first, so that no state number may exceed the size of the text.
-absl::StatusOr<std::unique_ptr<fst::StdVectorFst>> ReadTextFst(std::istream& is,
-                                                               const std::string& name) {
+absl::StatusOr<VectorGraph> ReadTextFst(std::istream& is, const std::string& name) {
   while (std::isspace(is.peek()) && is.peek() != '\n') is.get();
   if (is.get() != '\n') {
     return absl::InvalidArgumentError(
@@ -154,11 +154,10 @@ absl::StatusOr<std::unique_ptr<fst::StdVectorFst>> ReadTextFst(std::istream& is,
     bytes += int64_t(line.size()) + 1;
     lines.push_back(std::move(line));
   }
-  auto result = std::make_unique<fst::StdVectorFst>();
-  fst::StdVectorFst& graph = *result;
+  VectorGraph graph;
   auto state = [&](absl::string_view word, int32_t* s) {
     if (!absl::SimpleAtoi(word, s) || *s < 0 || *s > bytes) return false;
-    while (*s >= graph.NumStates()) graph.AddState();
+    while (*s >= graph.num_states()) graph.AddState();
     return true;
   };
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -173,58 +172,62 @@ absl::StatusOr<std::unique_ptr<fst::StdVectorFst>> ReadTextFst(std::istream& is,
     }
     int32_t source = 0;
     if (!state(fields[0], &source)) return error("bad state number");
-    if (i == 0) graph.SetStart(source);
+    if (i == 0) graph.start = source;
     if (fields.size() <= 2) {
       float weight = 0.0f;
       if (fields.size() == 2 && !ParseWeight(fields[1], &weight)) return error("bad final weight");
-      graph.SetFinal(source, fst::TropicalWeight(weight));
+      graph.final_cost[size_t(source)] = weight;
       continue;
     }
-    fst::StdArc arc;
-    float weight = 0.0f;
-    if (!state(fields[1], &arc.nextstate)) return error("bad destination state");
+    GraphArc arc;
+    if (!state(fields[1], &arc.next)) return error("bad destination state");
     if (!absl::SimpleAtoi(fields[2], &arc.ilabel) || !absl::SimpleAtoi(fields[3], &arc.olabel)) {
       return error("bad label");
     }
+    // An arc of weight infinity (OpenFst's Zero) is no arc.
     if (fields.size() == 5 &&
-        (!ParseWeight(fields[4], &weight) || weight == fst::TropicalWeight::Zero().Value())) {
+        (!ParseWeight(fields[4], &arc.weight) || arc.weight == AlignGraph::kNotFinal)) {
       return error("bad arc weight");
     }
-    arc.weight = fst::TropicalWeight(weight);
-    graph.AddArc(source, arc);
+    graph.arcs[size_t(source)].push_back(arc);
   }
-  return result;
+  return graph;
 }
 
-absl::Status ToAlignGraph(const fst::StdVectorFst& graph, AlignGraph* out) {
-  const int32_t num_states = graph.NumStates();
+absl::Status CheckedAlignGraph(const VectorGraph& graph, AlignGraph* out) {
   int64_t num_arcs = 0;
-  for (int32_t s = 0; s < num_states; ++s) num_arcs += int64_t(graph.NumArcs(s));
+  for (const std::vector<GraphArc>& arcs : graph.arcs) num_arcs += int64_t(arcs.size());
   if (num_arcs > kMaxCount) return absl::InvalidArgumentError("too many arcs");
-  out->start = graph.Start() == fst::kNoStateId ? -1 : graph.Start();
-  out->final_cost.resize(size_t(num_states));
-  out->arc_begin.resize(size_t(num_states) + 1);
+  out->start = graph.start;
+  out->final_cost = graph.final_cost;
+  out->arc_begin.resize(size_t(graph.num_states()) + 1);
   out->arcs.clear();
   out->arcs.reserve(size_t(num_arcs));
-  for (int32_t s = 0; s < num_states; ++s) {
-    out->final_cost[size_t(s)] = graph.Final(s).Value();
+  for (int32_t s = 0; s < graph.num_states(); ++s) {
     out->arc_begin[size_t(s)] = int32_t(out->arcs.size());
-    for (fst::ArcIterator<fst::StdVectorFst> it(graph, s); !it.Done(); it.Next()) {
-      const fst::StdArc& arc = it.Value();
-      out->arcs.push_back({arc.ilabel, arc.olabel, arc.weight.Value(), arc.nextstate});
-    }
+    out->arcs.insert(out->arcs.end(), graph.arcs[size_t(s)].begin(), graph.arcs[size_t(s)].end());
   }
-  out->arc_begin[size_t(num_states)] = int32_t(out->arcs.size());
+  out->arc_begin[size_t(graph.num_states())] = int32_t(out->arcs.size());
   return ValidateAlignGraph(*out, std::numeric_limits<int32_t>::max());
+}
+
+// OpenFst's binary form of a graph: what a graph table holds after the key.
+absl::StatusOr<std::string> BinaryFst(const VectorGraph& graph, const std::string& name) {
+  GMM_ASSIGN_OR_RETURN(const OpenFstFunctions* openfst, OpenFst());
+  std::string bytes, error;
+  if (!openfst->write_vector_fst(graph, name, &bytes, &error)) {
+    return absl::InternalError(absl::StrCat(name, ": ", error));
+  }
+  return bytes;
 }
 
 }  // namespace
 
 absl::StatusOr<AlignGraph> ParseBinaryFst(std::string_view bytes, const std::string& name) {
   std::istringstream is{std::string(bytes)};
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<fst::StdVectorFst> read, ReadBinaryFst(is, name));
+  GMM_ASSIGN_OR_RETURN(const VectorGraph read, ReadBinaryFst(is, name));
   AlignGraph graph;
-  if (absl::Status s = ToAlignGraph(*read, &graph); !s.ok()) {
+  if (absl::Status s = CheckedAlignGraph(read, &graph); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.message()));
   }
   if (is.peek() != EOF) {
@@ -250,17 +253,13 @@ absl::StatusOr<bool> FstTableReader::Next(std::string* key, AlignGraph* graph,
   if (first == EOF) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": the input ends before the FST"));
   }
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<fst::StdVectorFst> read,
+  GMM_ASSIGN_OR_RETURN(const VectorGraph read,
                        std::isspace(first) ? ReadTextFst(is, name) : ReadBinaryFst(is, name));
-  if (absl::Status s = ToAlignGraph(*read, graph); !s.ok()) {
+  if (absl::Status s = CheckedAlignGraph(read, graph); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.message()));
   }
   if (binary != nullptr) {
-    std::ostringstream out;
-    if (!read->Write(out, fst::FstWriteOptions(name))) {
-      return absl::InternalError(absl::StrCat(name, ": OpenFst could not write the FST"));
-    }
-    *binary = std::move(out).str();
+    GMM_ASSIGN_OR_RETURN(*binary, BinaryFst(read, name));
   }
   return true;
 }
@@ -274,22 +273,13 @@ absl::StatusOr<std::unique_ptr<FstTableWriter>> FstTableWriter::Open(
 
 absl::Status FstTableWriter::Write(const std::string& key, const AlignGraph& graph) {
   GMM_RETURN_IF_ERROR(ValidateAlignGraph(graph, std::numeric_limits<int32_t>::max()));
-  fst::StdVectorFst out;
-  for (int32_t s = 0; s < graph.num_states(); ++s) out.AddState();
-  if (graph.start >= 0) out.SetStart(graph.start);
-  for (int32_t s = 0; s < graph.num_states(); ++s) {
-    if (graph.final_cost[size_t(s)] != AlignGraph::kNotFinal) {
-      out.SetFinal(s, fst::TropicalWeight(graph.final_cost[size_t(s)]));
-    }
-    for (int32_t a = graph.arc_begin[size_t(s)]; a < graph.arc_begin[size_t(s) + 1]; ++a) {
-      const GraphArc& arc = graph.arcs[size_t(a)];
-      out.AddArc(s, fst::StdArc(arc.ilabel, arc.olabel, fst::TropicalWeight(arc.weight), arc.next));
-    }
+  std::string bytes;
+  if (entries_->binary()) {
+    GMM_ASSIGN_OR_RETURN(bytes, BinaryFst(ToVectorGraph(graph), key));
   }
-  bool written = true;
   GMM_RETURN_IF_ERROR(entries_->Write(key, [&](std::ostream& os, bool binary) {
     if (binary) {
-      written = out.Write(os, fst::FstWriteOptions(key));
+      os.write(bytes.data(), std::streamsize(bytes.size()));
       return;
     }
     // fstprint's form: arcs of each state, then its final weight; the start state first.
@@ -317,7 +307,6 @@ absl::Status FstTableWriter::Write(const std::string& key, const AlignGraph& gra
     }
     os << '\n';
   }));
-  if (!written) return absl::InternalError(absl::StrCat(key, ": OpenFst could not write the FST"));
   return absl::OkStatus();
 }
 

@@ -1,24 +1,22 @@
 #include "formats/symbol_table.h"
 
-#include <fst/symbol-table.h>
+#include <utility>
+#include <vector>
 
-#include <fstream>
-#include <memory>
-
-#include "absl/strings/str_cat.h"
+#include "fst/openfst.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 
 absl::StatusOr<SymbolNames> SymbolNames::ReadText(const std::string& path) {
-  std::ifstream is(path);
-  const std::unique_ptr<fst::SymbolTable> table(fst::SymbolTable::ReadText(is, path));
-  if (table == nullptr || table->NumSymbols() == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("Error opening symbol table file ", path));
+  GMM_ASSIGN_OR_RETURN(const OpenFstFunctions* openfst, OpenFst());
+  std::vector<std::pair<int64_t, std::string>> symbols;
+  std::string error;
+  if (!openfst->read_symbol_table(path, &symbols, &error)) {
+    return absl::InvalidArgumentError(error);
   }
   SymbolNames names;
-  for (const auto& item : *table) {
-    names.names_.emplace(item.Label(), table->Find(item.Label()));
-  }
+  for (auto& [id, symbol] : symbols) names.names_.emplace(id, std::move(symbol));
   return names;
 }
 

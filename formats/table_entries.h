@@ -51,6 +51,8 @@ class TableEntryWriter {
                      absl::FunctionRef<void(std::ostream&, bool binary)> write_object);
   // Flushes and closes the archive and the script; fails where a write or a command failed.
   absl::Status Close();
+  // Whether objects are written in Kaldi's binary form (no ",t").
+  bool binary() const { return !spec_.text; }
   // Where the table goes, for messages: "ali.ark", "stdout", "'| gzip -c >ali.gz'" (plus
   // " (script S)").
   const std::string& description() const { return description_; }

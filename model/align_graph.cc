@@ -69,4 +69,29 @@ absl::StatusOr<int32_t> EpsilonDepth(const AlignGraph& g) {
   return longest;
 }
 
+AlignGraph ToAlignGraph(const VectorGraph& graph) {
+  AlignGraph out;
+  out.start = graph.start;
+  out.final_cost = graph.final_cost;
+  out.arc_begin.reserve(graph.arcs.size() + 1);
+  out.arc_begin.push_back(0);
+  for (const auto& arcs : graph.arcs) {
+    out.arcs.insert(out.arcs.end(), arcs.begin(), arcs.end());
+    out.arc_begin.push_back(static_cast<int32_t>(out.arcs.size()));
+  }
+  return out;
+}
+
+VectorGraph ToVectorGraph(const AlignGraph& graph) {
+  VectorGraph out;
+  out.start = graph.start;
+  out.final_cost = graph.final_cost;
+  out.arcs.resize(graph.final_cost.size());
+  for (int32_t s = 0; s < graph.num_states(); ++s) {
+    out.arcs[s].assign(graph.arcs.begin() + graph.arc_begin[s],
+                       graph.arcs.begin() + graph.arc_begin[s + 1]);
+  }
+  return out;
+}
+
 }  // namespace gmmscore

@@ -35,6 +35,23 @@ struct AlignGraph {
   int64_t num_arcs() const { return static_cast<int64_t>(arcs.size()); }
 };
 
+// A graph being built: arcs per state, in the order they were added.
+struct VectorGraph {
+  int32_t start = -1;
+  std::vector<float> final_cost;  // AlignGraph::kNotFinal where not final
+  std::vector<std::vector<GraphArc>> arcs;
+
+  int32_t AddState() {
+    final_cost.push_back(AlignGraph::kNotFinal);
+    arcs.emplace_back();
+    return static_cast<int32_t>(final_cost.size()) - 1;
+  }
+  int32_t num_states() const { return static_cast<int32_t>(final_cost.size()); }
+};
+
+AlignGraph ToAlignGraph(const VectorGraph& graph);
+VectorGraph ToVectorGraph(const AlignGraph& graph);
+
 // Checks the structure: CSR offsets, destinations and the start in range, weights not NaN,
 // input labels in [0, max_ilabel]. The message names the state and arc.
 absl::Status ValidateAlignGraph(const AlignGraph& graph, int32_t max_ilabel);

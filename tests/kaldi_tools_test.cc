@@ -66,6 +66,43 @@ TEST_F(KaldiToolsTest, LinksAreTheTools) {
       << ReadFile(log());
 }
 
+// The links go to gmmscore-kaldi, which starts in milliseconds (bench/startup_bench.py): it needs
+// none of the server's libraries, and loads OpenFst and libsndfile only when a tool uses them.
+TEST_F(KaldiToolsTest, LinksGoToTheFastStartBinary) {
+  const std::filesystem::path binary = std::filesystem::canonical(tool("gmm-info"));
+  EXPECT_EQ(binary.filename(), "gmmscore-kaldi");
+  ASSERT_EQ(RunCommand("readelf -d " + binary.string() + " >" + file("dynamic"), log()), 0)
+      << ReadFile(log());
+  const std::string dynamic = ReadFile(file("dynamic"));
+  ASSERT_NE(dynamic.find("(NEEDED)"), std::string::npos) << dynamic;
+  for (const char* library : {"libgrpc", "libgpr", "libprotobuf", "libabsl", "libfst", "libsndfile",
+                              "libfftw3", "libopenblas", "libcudart"}) {
+    EXPECT_EQ(dynamic.find(library), std::string::npos) << library << " is linked:\n" << dynamic;
+  }
+}
+
+// Without OpenFst's module beside it (a binary copied alone), a tool that reads FSTs fails with an
+// ERROR that says what is missing and how to install it; the tools that need no FST still run.
+TEST_F(KaldiToolsTest, TheFastStartBinaryWithoutOpenFstsModule) {
+  const std::filesystem::path binary = std::filesystem::canonical(tool("gmm-info"));
+  std::filesystem::create_directory(file("alone"));
+  std::filesystem::copy_file(binary, file("alone/gmmscore-kaldi"));
+  const std::string alone = file("alone/gmmscore-kaldi");
+  EXPECT_EQ(RunCommand(alone + " gmm-align-compiled" + kAlignOptions + Model() +
+                           " ark:" + Graphs() + " ark:" + Feats() + " ark:/dev/null",
+                       log()),
+            255);
+  EXPECT_NE(ReadFile(log()).find("needs OpenFst's module libgmmscore_openfst.so, which is not "
+                                 "beside this program"),
+            std::string::npos)
+      << ReadFile(log());
+  EXPECT_NE(ReadFile(log()).find("cmake --install"), std::string::npos) << ReadFile(log());
+  ASSERT_EQ(
+      RunCommand(alone + " gmm-info --print-args=false " + Model() + " >" + file("info"), log()), 0)
+      << ReadFile(log());
+  EXPECT_NE(ReadFile(file("info")).find("number of pdfs 56"), std::string::npos);
+}
+
 // align_si.sh: gmm-align-compiled ... "gmm-boost-silence --boost=1.25 1 final.mdl - |" ...
 TEST_F(KaldiToolsTest, AlignsWithAPipedBoostedModel) {
   const std::string piped = "'" + tool("gmm-boost-silence") + " --boost=1.0 1 " + Model() + " - |'";

@@ -9,7 +9,6 @@
 #include "align/forward_backward.h"
 #include "align/phone_segments.h"
 #include "model/shape_checks.h"
-#include "proto/wire_codec.h"
 #include "tools/kaldi_log.h"
 #include "util/status_macros.h"
 
@@ -220,8 +219,7 @@ absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const 
 }
 
 absl::StatusOr<AlignTableSummary> AlignTableRemote(const AlignOptions& options,
-                                                   const std::shared_ptr<grpc::Channel>& channel,
-                                                   const std::string& model_name, int32_t parallel,
+                                                   const RemoteAligner& align, int32_t parallel,
                                                    FstTableReader* graphs, MatrixLookup* feats,
                                                    const AlignTableOutputs& out,
                                                    const std::string& program, std::FILE* log) {
@@ -229,29 +227,30 @@ absl::StatusOr<AlignTableSummary> AlignTableRemote(const AlignOptions& options,
   TableAligner table(options, nullptr, out, program, log);
   struct Call {
     std::string key;
-    v1::AlignRequest request;
-    absl::StatusOr<v1::AlignResponse> response = absl::UnknownError("not sent");
+    Matrix features;
+    std::string graph;
+    absl::StatusOr<RemoteAlignment> result = absl::UnknownError("not sent");
   };
   std::vector<Call> calls;
   // Sends the calls gathered so far at once and writes their results in order.
   const auto flush = [&]() -> absl::Status {
     std::vector<std::thread> threads;
     for (Call& call : calls) {
-      threads.emplace_back(
-          [&channel, &call] { call.response = client::Align(channel, call.request); });
+      threads.emplace_back([&options, &align, &call] {
+        call.result = align(options, call.key, call.features, std::move(call.graph));
+      });
     }
     for (std::thread& t : threads) t.join();
     for (Call& call : calls) {
       KaldiLog(log, "LOG", program, call.key);
-      if (!call.response.ok()) {
-        table.FailedRemote(call.key, call.response.status());
+      if (!call.result.ok()) {
+        table.FailedRemote(call.key, call.result.status());
         continue;
       }
-      if (call.response->retried()) table.Retried(call.key);
-      const std::vector<int32_t> tids(call.response->transition_ids().begin(),
-                                      call.response->transition_ids().end());
+      if (call.result->retried) table.Retried(call.key);
+      const std::vector<int32_t>& tids = call.result->transition_ids;
       GMM_RETURN_IF_ERROR(
-          table.Write(call.key, tids, call.response->score(), {}, int32_t(tids.size())));
+          table.Write(call.key, tids, call.result->score, {}, int32_t(tids.size())));
     }
     calls.clear();
     return absl::OkStatus();
@@ -263,20 +262,7 @@ absl::StatusOr<AlignTableSummary> AlignTableRemote(const AlignOptions& options,
     if (!more) break;
     GMM_ASSIGN_OR_RETURN(std::optional<Matrix> features, table.FeaturesFor(feats, key));
     if (!features) continue;
-    Call call;
-    call.key = key;
-    v1::AlignRequest& r = call.request;
-    r.set_utterance_id(key);
-    r.set_model(model_name);
-    r.set_dim(features->cols);
-    wire::AppendFloat32(features->data, r.mutable_features());
-    r.set_graph(std::move(bytes));
-    r.set_beam(options.beam);
-    r.set_retry_beam(options.retry_beam);
-    r.set_transition_scale(options.transition_scale);
-    r.set_self_loop_scale(options.self_loop_scale);
-    r.set_acoustic_scale(options.acoustic_scale);
-    calls.push_back(std::move(call));
+    calls.push_back(Call{key, *std::move(features), std::move(bytes)});
     if (int32_t(calls.size()) >= parallel) GMM_RETURN_IF_ERROR(flush());
   }
   GMM_RETURN_IF_ERROR(flush());

@@ -7,12 +7,13 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "align/align_utterance.h"
-#include "client/scorer_client.h"
 #include "formats/kaldi_fst.h"
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_lookup.h"
@@ -54,13 +55,24 @@ absl::StatusOr<AlignTableSummary> AlignTable(const AlignOptions& options, const 
                                              const AlignTableOutputs& out,
                                              const std::string& program, std::FILE* log);
 
-// The same through a gmmscored's Align RPC (client/scorer_client.h): each graph sent with its
-// features to model `model_name` on the server, `parallel` calls at a time, the results written
-// in the table's order; the scores, the alignments and the log lines as offline (outputs.ctm and
-// outputs.posteriors are not available: the transition model stays on the server).
+// An utterance aligned elsewhere (a gmmscored's Align RPC, tools/align_through_server.h).
+struct RemoteAlignment {
+  std::vector<int32_t> transition_ids;
+  float score = 0.0f;
+  bool retried = false;
+};
+// Aligns one utterance: its key, features and graph (in OpenFst's binary form) with the options.
+// FAILED_PRECONDITION where no path reached a final state; other errors are that utterance's.
+// Called from several threads at once.
+using RemoteAligner = std::function<absl::StatusOr<RemoteAlignment>(
+    const AlignOptions& options, const std::string& key, const Matrix& features,
+    std::string graph)>;
+
+// The same through `align`, `parallel` utterances at a time, the results written in the table's
+// order; the scores, the alignments and the log lines as offline (outputs.ctm and
+// outputs.posteriors are not available: the transition model is elsewhere).
 absl::StatusOr<AlignTableSummary> AlignTableRemote(const AlignOptions& options,
-                                                   const std::shared_ptr<grpc::Channel>& channel,
-                                                   const std::string& model_name, int32_t parallel,
+                                                   const RemoteAligner& align, int32_t parallel,
                                                    FstTableReader* graphs, MatrixLookup* feats,
                                                    const AlignTableOutputs& out,
                                                    const std::string& program, std::FILE* log);

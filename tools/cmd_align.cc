@@ -1,5 +1,6 @@
-// gmmscore align: Kaldi's gmm-align-compiled, same arguments, options, defaults, outputs and exit
-// status, with the scoring on the fast CPU path or a GPU (--backend).
+// gmmscore align and gmm-align-compiled (tools/align_command.h): Kaldi's gmm-align-compiled, same
+// arguments, options, defaults, outputs and exit status, with the scoring on the fast CPU path or
+// a GPU (--backend).
 #include <cstdio>
 
 #include "align/align_utterance.h"
@@ -9,10 +10,10 @@
 #include "formats/matrix_lookup.h"
 #include "formats/model_io.h"
 #include "kernels/backend.h"
+#include "tools/align_command.h"
 #include "tools/align_table.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
-#include "tools/stream_options.h"
 
 namespace gmmscore {
 namespace {
@@ -21,13 +22,16 @@ constexpr char kProgram[] = "gmmscore align";
 
 }  // namespace
 
-int RunAlign(int argc, char** argv) {
-  Args args("align",
-            "[options] MODEL GRAPHS-RSPEC FEATS-RSPEC ALIGNMENTS-WSPEC [SCORES-WSPEC]\n"
-            "(with --server, MODEL is the name of a model the server has loaded)\n"
-            "Aligns features to compiled training graphs, as Kaldi's gmm-align-compiled.\n"
-            "e.g.: gmmscore align --beam=10 --retry-beam=40 final.mdl ark:graphs.fsts "
-            "ark:feats.ark ark:1.ali");
+int RunAlignCommand(int argc, char** argv, const AlignServerOption* server) {
+  Args args(
+      "align",
+      absl::StrCat("[options] MODEL GRAPHS-RSPEC FEATS-RSPEC ALIGNMENTS-WSPEC [SCORES-WSPEC]\n",
+                   server != nullptr
+                       ? "(with --server, MODEL is the name of a model the server has loaded)\n"
+                       : "",
+                   "Aligns features to compiled training graphs, as Kaldi's gmm-align-compiled.\n"
+                   "e.g.: gmmscore align --beam=10 --retry-beam=40 final.mdl ark:graphs.fsts "
+                   "ark:feats.ark ark:1.ali"));
   const AlignOptions defaults;
   args.Add({"beam", "F", "decoding beam used in alignment", "200"})
       .Add({"retry-beam", "F", "decoding beam for the second try at alignment (0: none)", "0"})
@@ -51,9 +55,8 @@ int RunAlign(int argc, char** argv) {
             "and batched: the beams do not prune)",
             "cpu"})
       .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0", "all"})
-      .Add({"threads", "N", "CPU threads, 0 for all", "0"})
-      .Add({"parallel", "N", "with --server: Align calls in flight at once", "16"});
-  AddChannelOptions(args);
+      .Add({"threads", "N", "CPU threads, 0 for all", "0"});
+  if (server != nullptr) server->add_options(args);
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   if (args.positional().size() < 4 || args.positional().size() > 5) return Usage(args);
   const std::vector<std::string>& pos = args.positional();
@@ -88,7 +91,7 @@ int RunAlign(int argc, char** argv) {
     if (!opened.ok()) return Fail("align", opened.status());
     scores = *std::move(opened);
   }
-  const bool remote = args.Has("server");
+  const bool remote = server != nullptr && args.Has("server");
   for (const char* local_only : {"write-per-frame-acoustic-loglikes", "posteriors", "ctm"}) {
     if (remote && args.Has(local_only)) {
       return Fail("align", absl::InvalidArgumentError(absl::StrCat(
@@ -119,14 +122,11 @@ int RunAlign(int argc, char** argv) {
   absl::StatusOr<AlignTableSummary> summary;
   if (remote) {
     // MODEL names the model on the server.
-    auto channel = ChannelFromArgs(args);
-    if (!channel.ok()) return Fail("align", channel.status());
-    auto parallel = args.GetInt("parallel");
-    if (!parallel.ok() || *parallel < 1) {
-      return Fail("align", absl::InvalidArgumentError("--parallel must be a number >= 1"));
-    }
-    summary = AlignTableRemote(options, *channel, pos[0], *parallel, graphs->get(), &*feats,
-                               outputs, kProgram, stderr);
+    int32_t parallel = 1;
+    auto aligner = server->connect(args, pos[0], &parallel);
+    if (!aligner.ok()) return Fail("align", aligner.status());
+    summary = AlignTableRemote(options, *aligner, parallel, graphs->get(), &*feats, outputs,
+                               kProgram, stderr);
   } else {
     auto loaded = LoadModel(pos[0]);
     if (!loaded.ok()) return Fail("align", loaded.status());
@@ -153,5 +153,7 @@ int RunAlign(int argc, char** argv) {
   LogAlignSummary(*summary, kProgram, stderr);
   return summary->done != 0 ? 0 : 1;
 }
+
+int RunGmmAlignCompiled(int argc, char** argv) { return RunAlignCommand(argc, argv, nullptr); }
 
 }  // namespace gmmscore

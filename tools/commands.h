@@ -5,7 +5,8 @@ namespace gmmscore {
 
 int RunComputeFeats(int argc, char** argv);
 int RunScore(int argc, char** argv);
-int RunAlign(int argc, char** argv);
+int RunAlign(int argc, char** argv);             // with --server (tools/align_through_server.cc)
+int RunGmmAlignCompiled(int argc, char** argv);  // without
 int RunCompileGraphs(int argc, char** argv);
 int RunAccStats(int argc, char** argv);
 int RunSumAccs(int argc, char** argv);

@@ -14,6 +14,10 @@ void SetKaldiToolName(std::string name);
 // The Kaldi tool this process runs as ("gmm-est"), or empty under `gmmscore COMMAND`.
 const std::string& KaldiToolName();
 
+// Runs a command, turning an exception that escapes it into a message and Kaldi's error exit.
+int RunGuarded(const std::string& command, int (*run)(int argc, char** argv), int argc,
+               char** argv);
+
 // --verbose (Kaldi's standard option): 0 unless raised; levels above 0 add detail to logs.
 void SetVerboseLevel(int level);
 int VerboseLevel();

@@ -1,10 +1,8 @@
 // gmmscore: the command-line tool. One binary, subcommands (docs/ARCHITECTURE.md).
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <new>
+#include <map>
 #include <string>
-#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "tools/commands.h"
@@ -40,69 +38,60 @@ constexpr char kUsage[] =
     "\n"
     "Run 'gmmscore COMMAND --help' for a command's options.\n";
 
-// Runs a subcommand; -1 where there is none of that name.
-int Dispatch(const std::string& command, int argc, char** argv) {
-  using namespace gmmscore;  // NOLINT: the table below names every subcommand
-  if (command == "compute-feats") return RunComputeFeats(argc, argv);
-  if (command == "score") return RunScore(argc, argv);
-  if (command == "align") return RunAlign(argc, argv);
-  if (command == "compile-graphs") return RunCompileGraphs(argc, argv);
-  if (command == "acc-stats") return RunAccStats(argc, argv);
-  if (command == "sum-accs") return RunSumAccs(argc, argv);
-  if (command == "est") return RunEst(argc, argv);
-  if (command == "train") return RunTrain(argc, argv);
-  if (command == "train-gmm") return RunTrainGmm(argc, argv);
-  if (command == "adapt") return RunAdapt(argc, argv);
-  if (command == "convert") return RunConvert(argc, argv);
-  if (command == "info") return RunInfo(argc, argv);
-  if (command == "bench") return RunBench(argc, argv);
-  if (command == "stream") return RunStream(argc, argv);
-  if (command == "bench-stream") return RunBenchStream(argc, argv);
-  if (command == "health") return RunHealth(argc, argv);
-  if (command == "boost-silence") return RunBoostSilence(argc, argv);
-  if (command == "gmm-info") return RunGmmInfo(argc, argv);
-  if (command == "gmm-init-mono") return RunGmmInitMono(argc, argv);
-  if (command == "tree-info") return RunTreeInfo(argc, argv);
-  if (command == "feat-to-dim") return RunFeatToDim(argc, argv);
-  if (command == "feat-to-len") return RunFeatToLen(argc, argv);
-  if (command == "copy-feats") return RunCopyFeats(argc, argv);
-  if (command == "subset-feats") return RunSubsetFeats(argc, argv);
-  if (command == "add-deltas") return RunAddDeltas(argc, argv);
-  if (command == "splice-feats") return RunSpliceFeats(argc, argv);
-  if (command == "ali-to-post") return RunAliToPost(argc, argv);
-  if (command == "weight-silence-post") return RunWeightSilencePost(argc, argv);
-  if (command == "gmm-est-fmllr") return RunGmmEstFmllr(argc, argv);
-  if (command == "transform-feats") return RunTransformFeats(argc, argv);
-  if (command == "compute-cmvn-stats") return RunComputeCmvnStats(argc, argv);
-  if (command == "apply-cmvn") return RunApplyCmvn(argc, argv);
-  if (command == "ali-to-pdf") return RunAliToPdf(argc, argv);
-  if (command == "ali-to-phones") return RunAliToPhones(argc, argv);
-  if (command == "copy-int-vector") return RunCopyIntVector(argc, argv);
-  if (command == "align-equal-compiled") return RunAlignEqualCompiled(argc, argv);
-  if (command == "compile-train-graphs") return RunCompileTrainGraphs(argc, argv);
-  if (command == "gmm-copy") return RunGmmCopy(argc, argv);
-  if (command == "gmm-compute-likes") return RunGmmComputeLikes(argc, argv);
-  if (command == "show-alignments") return RunShowAlignments(argc, argv);
-  if (command == "copy-matrix") return RunCopyMatrix(argc, argv);
-  if (command == "wav-to-duration") return RunWavToDuration(argc, argv);
-  if (command == "gmm-mixup") return RunGmmMixup(argc, argv);
-  if (command == "extract-segments") return RunExtractSegments(argc, argv);
-  if (command == "kaldi-links") return RunKaldiLinks(argc, argv);
-  return -1;
-}
+using Command = int (*)(int argc, char** argv);
 
-// Runs a subcommand, turning an exception that escapes it into Kaldi's error exit.
-int RunGuarded(const std::string& command, int argc, char** argv) {
-  // The readers refuse what they cannot hold; should an allocation still fail, the command ends
-  // with a message and Kaldi's error status, not an abort.
-  try {
-    return Dispatch(command, argc, argv);
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "gmmscore %s: out of memory\n", command.c_str());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gmmscore %s: %s\n", command.c_str(), e.what());
-  }
-  return gmmscore::kErrorExitStatus;
+// The subcommand of that name, or nullptr.
+Command FindCommand(const std::string& command) {
+  using namespace gmmscore;  // NOLINT: the table below names every subcommand
+  static const std::map<std::string, Command> commands = {
+      {"compute-feats", &RunComputeFeats},
+      {"score", &RunScore},
+      {"align", &RunAlign},
+      {"compile-graphs", &RunCompileGraphs},
+      {"acc-stats", &RunAccStats},
+      {"sum-accs", &RunSumAccs},
+      {"est", &RunEst},
+      {"train", &RunTrain},
+      {"train-gmm", &RunTrainGmm},
+      {"adapt", &RunAdapt},
+      {"convert", &RunConvert},
+      {"info", &RunInfo},
+      {"bench", &RunBench},
+      {"stream", &RunStream},
+      {"bench-stream", &RunBenchStream},
+      {"health", &RunHealth},
+      {"boost-silence", &RunBoostSilence},
+      {"gmm-info", &RunGmmInfo},
+      {"gmm-init-mono", &RunGmmInitMono},
+      {"tree-info", &RunTreeInfo},
+      {"feat-to-dim", &RunFeatToDim},
+      {"feat-to-len", &RunFeatToLen},
+      {"copy-feats", &RunCopyFeats},
+      {"subset-feats", &RunSubsetFeats},
+      {"add-deltas", &RunAddDeltas},
+      {"splice-feats", &RunSpliceFeats},
+      {"ali-to-post", &RunAliToPost},
+      {"weight-silence-post", &RunWeightSilencePost},
+      {"gmm-est-fmllr", &RunGmmEstFmllr},
+      {"transform-feats", &RunTransformFeats},
+      {"compute-cmvn-stats", &RunComputeCmvnStats},
+      {"apply-cmvn", &RunApplyCmvn},
+      {"ali-to-pdf", &RunAliToPdf},
+      {"ali-to-phones", &RunAliToPhones},
+      {"copy-int-vector", &RunCopyIntVector},
+      {"align-equal-compiled", &RunAlignEqualCompiled},
+      {"compile-train-graphs", &RunCompileTrainGraphs},
+      {"gmm-copy", &RunGmmCopy},
+      {"gmm-compute-likes", &RunGmmComputeLikes},
+      {"show-alignments", &RunShowAlignments},
+      {"copy-matrix", &RunCopyMatrix},
+      {"wav-to-duration", &RunWavToDuration},
+      {"gmm-mixup", &RunGmmMixup},
+      {"extract-segments", &RunExtractSegments},
+      {"kaldi-links", &RunKaldiLinks},
+  };
+  const auto it = commands.find(command);
+  return it == commands.end() ? nullptr : it->second;
 }
 
 }  // namespace
@@ -112,12 +101,7 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // Run under a Kaldi tool's name: that tool, as `gmmscore SUBCOMMAND [implied options] ARGS`.
   if (const gmmscore::KaldiTool* tool = gmmscore::FindKaldiTool(argv[0]); tool != nullptr) {
-    gmmscore::SetKaldiToolName(tool->name);
-    std::vector<char*> args = {argv[0], const_cast<char*>(tool->command)};
-    for (const char* option : tool->implied) args.push_back(const_cast<char*>(option));
-    for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
-    args.push_back(nullptr);
-    return RunGuarded(tool->command, static_cast<int>(args.size()) - 1, args.data());
+    return gmmscore::RunKaldiTool(*tool, argc, argv);
   }
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
@@ -125,7 +109,9 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
-  if (const int code = RunGuarded(command, argc, argv); code != -1) return code;
+  if (const Command run = FindCommand(command); run != nullptr) {
+    return gmmscore::RunGuarded(command, run, argc, argv);
+  }
   std::fprintf(stderr, "gmmscore: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

@@ -28,7 +28,16 @@ cp bench/cuda/device_run.sh bench/cuda/device_e2e.sh bench/cuda/stage_latency.py
 mkdir -p "$bundle/bin"
 cp "${binaries[@]}" "$bundle/bin/"
 strip --strip-unneeded "$bundle"/bin/*  # symbol tables: a third of each binary
-ldd "${binaries[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+# Loaded when first needed (util/shared_library.h), so not in ldd's list: libsndfile (audio) and
+# OpenBLAS (the bench's BLAS peer), with what they load.
+lazy=()
+for soname in libsndfile.so.1 libopenblas.so.0; do
+  path=$(ldconfig -p | awk -v n="$soname" '$1 == n {print $NF; exit}')
+  [ -n "$path" ] || { echo "make_device_bundle.sh: $soname is not installed" >&2; exit 1; }
+  lazy+=("$path")
+done
+{ ldd "${binaries[@]}" "${lazy[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'; printf '%s\n' "${lazy[@]}"; } |
+  sort -u |
   grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libnvidia[^/]*|libcublas|libcublasLt)\.so' |
   xargs -r cp -L -t "$bundle/lib/"
 tar czf "$bundle/lib.tar.gz" -C "$bundle/lib" .
