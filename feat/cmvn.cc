@@ -99,6 +99,27 @@ void ApplyCmvn(const CmvnStats& stats, bool norm_vars, Matrix* feats) {
   for (int32_t t = 0; t < feats->rows; ++t) ApplyCmvnToFrame(stats, norm_vars, feats->row(t));
 }
 
+void ApplyCmvnReverse(const CmvnStats& stats, bool norm_vars, Matrix* feats) {
+  if (stats.count <= 0) return;
+  const size_t dim = stats.sum.size();
+  std::vector<float> offset(dim), scale(dim, 1.0f);
+  for (size_t d = 0; d < dim; ++d) {
+    const double mean = stats.sum[d] / stats.count;
+    offset[d] = static_cast<float>(mean);
+    if (norm_vars) {
+      const double var = std::max(stats.sum_sq[d] / stats.count - mean * mean, 1e-20);
+      scale[d] = static_cast<float>(std::sqrt(var));
+    }
+  }
+  for (int32_t t = 0; t < feats->rows; ++t) {
+    float* frame = feats->row(t);
+    for (size_t d = 0; d < dim; ++d) {
+      if (norm_vars) frame[d] *= scale[d];
+      frame[d] += offset[d];
+    }
+  }
+}
+
 void SlidingCmvn::Process(float* frame) {
   recent_.emplace_back(frame, frame + stats_.sum.size());
   stats_.AddFrame(frame);

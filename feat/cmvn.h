@@ -38,6 +38,10 @@ struct CmvnStats {
 // zero.
 void ApplyCmvnToFrame(const CmvnStats& stats, bool norm_vars, float* frame);
 void ApplyCmvn(const CmvnStats& stats, bool norm_vars, Matrix* feats);
+// The other way (apply-cmvn --reverse): zero-mean (with norm_vars, unit-variance) features made
+// into features of the statistics' mean (and variance), each frame x * stddev + mean, the mean and
+// standard deviation rounded to float and applied in float as Kaldi's ApplyCmvnReverse does.
+void ApplyCmvnReverse(const CmvnStats& stats, bool norm_vars, Matrix* feats);
 
 // OnlineCmvn without prior statistics: frame t is normalised with the statistics of the frames
 // max(0, t - window + 1) .. t, itself included, so it needs no look-ahead and streams exactly as

@@ -4,10 +4,15 @@
 // naming what is wrong, and an utterance without statistics is a warning, as in Kaldi.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
+#include "formats/double_matrix_table.h"
 #include "tests/test_util.h"
 
 namespace gmmscore::testing {
@@ -67,6 +72,70 @@ TEST_F(KaldiFeatureToolsTest, CmvnAndDeltasAreKaldisBytes) {
   EXPECT_NE(ReadFile(log()).find("Applied cepstral mean and variance normalization to 102"),
             std::string::npos)
       << ReadFile(log());
+}
+
+// apply-cmvn --reverse: x * stddev + mean per dimension, the two rounded to float and applied in
+// float (Kaldi's ApplyCmvnReverse), so it undoes apply-cmvn up to float rounding; without
+// --norm-vars only the mean is added.
+TEST_F(KaldiFeatureToolsTest, ApplyCmvnReverseUndoesIt) {
+  ASSERT_EQ(
+      RunCommand(Tool("compute-cmvn-stats") + " ark:" + Data("feats.ark") + " " +
+                     file("global.mat") + " && " + Tool("apply-cmvn") + " --norm-vars=true " +
+                     file("global.mat") + " ark:" + Data("feats.ark") + " ark:" + file("norm.ark") +
+                     " && " + Tool("apply-cmvn") + " --norm-vars=true --reverse=true " +
+                     file("global.mat") + " ark:" + file("norm.ark") + " ark:" + file("back.ark") +
+                     " && " + Tool("apply-cmvn") + " --reverse " + file("global.mat") +
+                     " ark:" + file("norm.ark") + " ark:" + file("plus_mean.ark"),
+                 log()),
+      0)
+      << ReadFile(log());
+  const std::map<std::string, Matrix> feats = ReadTable("ark:" + Data("feats.ark"));
+  const std::map<std::string, Matrix> norm = ReadTable("ark:" + file("norm.ark"));
+  const std::map<std::string, Matrix> back = ReadTable("ark:" + file("back.ark"));
+  const std::map<std::string, Matrix> plus_mean = ReadTable("ark:" + file("plus_mean.ark"));
+  ASSERT_EQ(back.size(), feats.size());
+  ASSERT_EQ(plus_mean.size(), feats.size());
+  // The global statistics: count, sums, sums of squares.
+  const absl::StatusOr<DoubleMatrix> stats = ReadDoubleMatrixFile(file("global.mat"));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const int32_t dim = feats.begin()->second.cols;
+  ASSERT_EQ(stats->cols, dim + 1);
+  const double count = stats->data[size_t(dim)];
+  EXPECT_EQ(count, 28389.0);
+  auto sum = [&](int32_t d) { return stats->data[size_t(d)]; };
+  auto sum_sq = [&](int32_t d) { return stats->data[size_t(stats->cols + d)]; };
+  // compute-cmvn-stats' global statistics: Kaldi's Matrix<double>, accumulated frame by frame
+  // (the products in float, the sums in double).
+  std::vector<double> frame_sum(size_t(dim), 0.0), frame_sum_sq(size_t(dim), 0.0);
+  for (const auto& [utt, m] : feats) {
+    for (int32_t t = 0; t < m.rows; ++t) {
+      for (int32_t d = 0; d < dim; ++d) {
+        const float x = m.row(t)[d];
+        frame_sum[size_t(d)] += x;
+        frame_sum_sq[size_t(d)] += x * x;
+      }
+    }
+  }
+  for (int32_t d = 0; d < dim; ++d) {
+    EXPECT_EQ(sum(d), frame_sum[size_t(d)]) << d;
+    EXPECT_EQ(sum_sq(d), frame_sum_sq[size_t(d)]) << d;
+  }
+  double worst = 0.0;
+  for (const auto& [utt, m] : feats) {
+    const Matrix& n = norm.at(utt);
+    for (int32_t t = 0; t < m.rows; ++t) {
+      for (int32_t d = 0; d < dim; ++d) {
+        const double mean = sum(d) / count;
+        const float stddev = float(std::sqrt(sum_sq(d) / count - mean * mean));
+        const float x = n.row(t)[d];
+        EXPECT_EQ(back.at(utt).row(t)[d], x * stddev + float(mean)) << utt << " " << t << " " << d;
+        EXPECT_EQ(plus_mean.at(utt).row(t)[d], x + float(mean)) << utt << " " << t << " " << d;
+        worst = std::max(worst, std::abs(double(back.at(utt).row(t)[d]) - m.row(t)[d]) /
+                                    (1.0 + std::abs(double(m.row(t)[d]))));
+      }
+    }
+  }
+  EXPECT_LT(worst, 1e-5);
 }
 
 // make_mfcc.sh's copy-feats --compress=true --write-num-frames: Kaldi's compressed archive (the

@@ -118,13 +118,13 @@ absl::Status GlobalStats(const std::string& feats, const std::string& wxfilename
     stats->AddFrames(m);
     ++counts->done;
   }
-  Matrix out;
+  // A Matrix<double>, as Kaldi writes it: a float matrix would round the sums.
+  DoubleMatrix out;
   if (stats.has_value()) {
-    const std::vector<double> rows = stats->KaldiRows();
-    out.Resize(2, static_cast<int32_t>(rows.size() / 2));
-    for (size_t i = 0; i < rows.size(); ++i) out.data[i] = static_cast<float>(rows[i]);
+    out = DoubleMatrix(2, static_cast<int32_t>(stats->sum.size()) + 1);
+    out.data = stats->KaldiRows();
   }
-  GMM_RETURN_IF_ERROR(WriteMatrixFile(out, wxfilename, binary));
+  GMM_RETURN_IF_ERROR(WriteDoubleMatrixFile(out, wxfilename, binary));
   Log(kComputeProgram, "Wrote global CMVN stats to " + wxfilename);
   return absl::OkStatus();
 }
@@ -162,6 +162,7 @@ absl::StatusOr<std::vector<int32_t>> ParseDims(const std::string& list) {
 struct ApplyOptions {
   std::string utt2spk;
   bool norm_vars = false;
+  bool reverse = false;
   std::vector<int32_t> skip_dims;
 };
 
@@ -229,7 +230,11 @@ absl::Status Apply(const std::string& stats_in, const std::string& feats_in,
                                                      stats->sum.size() + 1, ", feats ", feats.rows,
                                                      "x", feats.cols));
     }
-    ApplyCmvn(*stats, opts.norm_vars, &feats);
+    if (opts.reverse) {
+      ApplyCmvnReverse(*stats, opts.norm_vars, &feats);
+    } else {
+      ApplyCmvn(*stats, opts.norm_vars, &feats);
+    }
     GMM_RETURN_IF_ERROR(writer->Write(utt, feats));
     ++counts->done;
   }
@@ -278,13 +283,18 @@ int RunApplyCmvn(int argc, char** argv) {
   args.Add({"utt2spk", "RSPECIFIER", "utterance to speaker map"})
       .Add({"norm-vars", "", "normalize variances", "false"})
       .Add({"norm-means", "", "normalize means (false: copy the features)", "true"})
-      .Add({"skip-dims", "D1:D2", "dimensions to leave unnormalized, e.g. 13:14:15"});
+      .Add({"skip-dims", "D1:D2", "dimensions to leave unnormalized, e.g. 13:14:15"})
+      .Add({"reverse", "",
+            "apply CMVN in the reverse sense: zero-mean, unit-variance input made into data with "
+            "the statistics' mean and variance",
+            "false"});
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
   ApplyOptions opts;
   opts.utt2spk = args.Get("utt2spk");
   opts.norm_vars = args.GetBool("norm-vars");
+  opts.reverse = args.GetBool("reverse");
   const bool norm_means = args.GetBool("norm-means");
   if (opts.norm_vars && !norm_means) {
     return Fail(kApplyProgram,
