@@ -271,6 +271,74 @@ absl::StatusOr<bool> PosteriorTableReader::Next(
   return true;
 }
 
+absl::StatusOr<std::unique_ptr<GaussPostTableWriter>> GaussPostTableWriter::Open(
+    const std::string& wspecifier) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryWriter> entries,
+                       TableEntryWriter::Open(wspecifier));
+  return std::unique_ptr<GaussPostTableWriter>(new GaussPostTableWriter(std::move(entries)));
+}
+
+absl::Status GaussPostTableWriter::Write(const std::string& key, const GaussPostFrames& frames) {
+  return entries_->Write(key, [&](std::ostream& os, bool binary) {
+    KaldiWriter writer(os, binary);
+    writer.BinaryMarker();
+    writer.Int32(static_cast<int32_t>(frames.size()));
+    for (const auto& frame : frames) {
+      writer.Int32(static_cast<int32_t>(frame.size()));
+      for (const auto& [pdf, posteriors] : frame) {
+        writer.Int32(pdf);
+        if (binary) {
+          writer.FloatVector(posteriors.data(), posteriors.size());
+          continue;
+        }
+        os << " [ ";
+        for (const float p : posteriors) {
+          WriteTextFloat(os, p);
+          os << ' ';
+        }
+        os << "]\n";
+      }
+    }
+    writer.Newline();
+  });
+}
+
+absl::StatusOr<std::unique_ptr<GaussPostTableReader>> GaussPostTableReader::Open(
+    const std::string& rspecifier) {
+  GMM_ASSIGN_OR_RETURN(TableSpecifier spec, ParseRspecifier(rspecifier));
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<TableEntryReader> entries, TableEntryReader::Open(spec));
+  return std::unique_ptr<GaussPostTableReader>(new GaussPostTableReader(std::move(entries)));
+}
+
+absl::StatusOr<bool> GaussPostTableReader::Next(std::string* key, GaussPostFrames* frames) {
+  GMM_ASSIGN_OR_RETURN(const bool more, entries_->Next(key));
+  if (!more) return false;
+  std::istream& is = entries_->object();
+  const bool binary = KaldiReader::ConsumeBinaryMarker(is);
+  KaldiReader reader(is, entries_->object_name(), binary);
+  frames->clear();
+  GMM_ASSIGN_OR_RETURN(const int32_t num_frames, reader.Int32());
+  if (num_frames < 0) return reader.Error(absl::StrCat("bad number of frames ", num_frames));
+  // Each frame takes 2 bytes at least (its count), 5 in binary.
+  GMM_RETURN_IF_ERROR(reader.CheckRoom(uint64_t(num_frames), binary ? 5 : 2, uint64_t{1} << 31,
+                                       "frames of Gaussian posteriors"));
+  frames->reserve(size_t(std::min(num_frames, 1 << 16)));
+  for (int32_t t = 0; t < num_frames; ++t) {
+    GMM_ASSIGN_OR_RETURN(const int32_t n, reader.Int32());
+    if (n < 0) return reader.Error(absl::StrCat("frame ", t, ": bad number of pdfs ", n));
+    GMM_RETURN_IF_ERROR(
+        reader.CheckRoom(uint64_t(n), binary ? 13 : 6, uint64_t{1} << 31, "pdfs of a frame"));
+    auto& frame = frames->emplace_back();
+    frame.reserve(size_t(std::min(n, 1 << 12)));
+    for (int32_t i = 0; i < n; ++i) {
+      GMM_ASSIGN_OR_RETURN(const int32_t pdf, reader.Int32());
+      GMM_ASSIGN_OR_RETURN(std::vector<float> posteriors, reader.FloatVector());
+      frame.emplace_back(pdf, std::move(posteriors));
+    }
+  }
+  return true;
+}
+
 absl::StatusOr<std::unique_ptr<TokenVectorTableReader>> TokenVectorTableReader::Open(
     const std::string& rspecifier) {
   GMM_ASSIGN_OR_RETURN(TableSpecifier spec, ParseRspecifier(rspecifier));

@@ -110,6 +110,33 @@ class PosteriorTableWriter : public KaldiTableWriterBase {
   using KaldiTableWriterBase::KaldiTableWriterBase;
 };
 
+// Kaldi's GaussPost tables (gmm-post-to-gpost's output, gmm-est-fmllr-gpost's input): per frame a
+// list of (pdf-id, that pdf's Gaussians' posteriors), as Kaldi's GaussPostHolder writes them:
+// binary, the frame count, and per frame its count and each pdf-id and float vector ("FV");
+// text, the same numbers with each vector " [ ... ]\n", and a newline at the end.
+using GaussPostFrames = std::vector<std::vector<std::pair<int32_t, std::vector<float>>>>;
+
+class GaussPostTableWriter : public KaldiTableWriterBase {
+ public:
+  static absl::StatusOr<std::unique_ptr<GaussPostTableWriter>> Open(const std::string& wspecifier);
+  absl::Status Write(const std::string& key, const GaussPostFrames& frames);
+
+ private:
+  using KaldiTableWriterBase::KaldiTableWriterBase;
+};
+
+class GaussPostTableReader {
+ public:
+  static absl::StatusOr<std::unique_ptr<GaussPostTableReader>> Open(const std::string& rspecifier);
+  // Reads the next entry; returns false at the end of the table.
+  absl::StatusOr<bool> Next(std::string* key, GaussPostFrames* frames);
+
+ private:
+  explicit GaussPostTableReader(std::unique_ptr<TableEntryReader> entries)
+      : entries_(std::move(entries)) {}
+  std::unique_ptr<TableEntryReader> entries_;
+};
+
 // Reads what Int32VectorTableWriter writes (binary or text entries, as Kaldi's
 // SequentialInt32VectorReader does) from "ark:" and "scp:" tables.
 class Int32VectorTableReader {

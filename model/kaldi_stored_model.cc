@@ -14,6 +14,25 @@ int64_t KaldiStoredModel::NumGauss() const {
   return n;
 }
 
+float KaldiComponentPosteriors(const KaldiStoredGmm& gmm, const float* frame, float* posteriors) {
+  const int32_t n = gmm.num_gauss();
+  const int32_t dim = gmm.means_invvars.cols;
+  for (int32_t g = 0; g < n; ++g) {
+    float linear = 0.0f, quadratic = 0.0f;
+    for (int32_t d = 0; d < dim; ++d) {
+      linear += gmm.means_invvars.at(g, d) * frame[d];
+      quadratic += gmm.inv_vars.at(g, d) * (frame[d] * frame[d]);
+    }
+    posteriors[g] = gmm.gconsts[size_t(g)] + linear - 0.5f * quadratic;
+  }
+  const float max = *std::max_element(posteriors, posteriors + n);
+  float sum = 0.0f;
+  for (int32_t g = 0; g < n; ++g) sum += (posteriors[g] = std::exp(posteriors[g] - max));
+  const float scale = static_cast<float>(1.0 / sum);
+  for (int32_t g = 0; g < n; ++g) posteriors[g] *= scale;
+  return max + std::log(sum);
+}
+
 absl::StatusOr<std::vector<float>> KaldiGconsts(const std::vector<float>& weights,
                                                 const Matrix& means_invvars,
                                                 const Matrix& inv_vars) {

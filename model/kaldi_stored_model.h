@@ -36,6 +36,12 @@ struct KaldiStoredModel {
   int64_t NumGauss() const;
 };
 
+// The posteriors of the GMM's Gaussians for one frame of the model's dimension, written to
+// posteriors[0 .. num_gauss), and the frame's log-likelihood, as Kaldi's
+// DiagGmm::ComponentPosteriors computes them in float: each Gaussian's gconst + means_invvars . x
+// - 0.5 inv_vars . x^2, then a softmax (the sum of exp(l - max) in float, scaled by its inverse).
+float KaldiComponentPosteriors(const KaldiStoredGmm& gmm, const float* frame, float* posteriors);
+
 // Kaldi's gconsts of a DiagGmm: log weight - D/2 log(2 pi) + sum_d (log(iv)/2 - mi^2/(2 iv)),
 // accumulated in float as Kaldi's DiagGmm::ComputeGconsts does (a +inf becomes -inf; a NaN is an
 // error naming the Gaussian).

@@ -1,6 +1,7 @@
-// Kaldi's gmm-est-fmllr (run under that name): an fMLLR transform per speaker (--spk2utt) or per
-// utterance from features and posteriors over transition-ids (train/fmllr.h), with gmm-est-fmllr's
-// options, warnings, log lines and exit status.
+// Kaldi's gmm-est-fmllr and gmm-est-fmllr-gpost (run under those names): an fMLLR transform per
+// speaker (--spk2utt) or per utterance (train/fmllr.h) from features and posteriors over
+// transition-ids (gmm-est-fmllr) or the Gaussians' posteriors per pdf (gmm-est-fmllr-gpost, from
+// gmm-post-to-gpost), with each tool's options, warnings, log lines and exit status.
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -22,72 +23,146 @@
 namespace gmmscore {
 namespace {
 
-constexpr char kProgram[] = "gmm-est-fmllr";
+// What differs between the two tools: the posteriors they read and their messages' words.
+struct Tool {
+  const char* program;
+  const char* usage;
+  const char* posts;                 // "posts" / "gposts": "... with no posts"
+  const char* missing_utterance;     // per utterance: "Did not find posts for utterance "
+  const char* wrong_size;            // per speaker: "Posterior vector has wrong size "
+  const char* wrong_size_utterance;  // per utterance: "Posterior has wrong size "
+  const char* utterance;             // "utterance" (gmm-est-fmllr-gpost logs "utterancer")
+  const char* after_frames;          // what follows "N frames." in the per-speaker log line
+};
 
-void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
-void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
+constexpr Tool kEstFmllr{
+    "gmm-est-fmllr",
+    "[options] <model-in> <feature-rspecifier> <post-rspecifier> <transform-wspecifier>\n"
+    "Estimate global fMLLR transforms, either per utterance or for the supplied\n"
+    "set of speakers (spk2utt option).  Reads posteriors (on transition-ids).  Writes\n"
+    "to a table of matrices.",
+    "posts",
+    "Did not find posts for utterance ",
+    "Posterior vector has wrong size ",
+    "Posterior has wrong size ",
+    "utterance",
+    ""};
+
+constexpr Tool kEstFmllrGpost{
+    "gmm-est-fmllr-gpost",
+    "[options] <model-in> <feature-rspecifier> <gpost-rspecifier> <transform-wspecifier>\n"
+    "Estimate global fMLLR transforms, either per utterance or for the supplied\n"
+    "set of speakers (spk2utt option).  Reads Gaussian-level posteriors.  Writes\n"
+    "to a table of matrices.",
+    "gposts",
+    "Did not find gposts for utterance ",
+    "GaussPost vector has wrong size ",
+    "GaussPost has wrong size ",
+    "utterancer",
+    "\n"};
+
+void Log(const Tool& tool, const std::string& what) { KaldiLog(stderr, "LOG", tool.program, what); }
+void Warn(const Tool& tool, const std::string& what) {
+  KaldiLog(stderr, "WARNING", tool.program, what);
+}
 
 struct Totals {
   double improvement = 0.0, frames = 0.0;
   int64_t done = 0, no_posteriors = 0, other_errors = 0;
 };
 
-absl::StatusOr<std::map<std::string, Posterior>> ReadPosteriors(const std::string& rspecifier) {
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<PosteriorTableReader> reader,
-                       PosteriorTableReader::Open(rspecifier));
-  std::map<std::string, Posterior> out;
+template <typename Reader, typename Value>
+absl::StatusOr<std::map<std::string, Value>> ReadAll(const std::string& rspecifier) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, Reader::Open(rspecifier));
+  std::map<std::string, Value> out;
   std::string key;
-  Posterior posterior;
+  Value value;
   while (true) {
-    GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &posterior));
+    GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &value));
     if (!more) return out;
-    out[key] = std::move(posterior);
+    out[key] = std::move(value);
   }
 }
 
-// Checks the posterior's transition-ids, then accumulates the utterance; false (with a warning
-// counted) where its size does not fit the features.
-absl::StatusOr<bool> Accumulate(const KaldiStoredModel& model, const std::string& utt,
-                                const Matrix& feats, const Posterior& posterior, FmllrStats* stats,
-                                Totals* totals) {
-  if (posterior.size() != size_t(feats.rows)) {
-    Warn(absl::StrCat("Posterior vector has wrong size ", posterior.size(), " vs. ", feats.rows));
-    ++totals->other_errors;
-    return false;
-  }
+// gmm-est-fmllr's posteriors over transition-ids, gathered per pdf.
+absl::Status AccumulateUtterance(const KaldiStoredModel& model, const Matrix& feats,
+                                 const Posterior& posterior, FmllrStats* stats) {
   for (size_t t = 0; t < posterior.size(); ++t) {
     for (const auto& [tid, weight] : posterior[t]) {
       if (tid < 1 || tid > model.hmm->NumTransitionIds()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "utterance ", utt, ", frame ", t, ": transition-id ", tid, " is not in the model"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("frame ", t, ": transition-id ", tid, " is not in the model"));
       }
     }
   }
-  absl::Status s =
-      AccumulateFmllrForUtterance(model, feats, PosteriorToPdfs(*model.hmm, posterior), stats);
+  return AccumulateFmllrForUtterance(model, feats, PosteriorToPdfs(*model.hmm, posterior), stats);
+}
+
+// gmm-est-fmllr-gpost's Gaussian posteriors, given per pdf.
+absl::Status AccumulateUtterance(const KaldiStoredModel& model, const Matrix& feats,
+                                 const GaussPosterior& posterior, FmllrStats* stats) {
+  if (feats.cols != stats->dim()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("features of dimension ", feats.cols, ", the model's is ", stats->dim()));
+  }
+  for (size_t t = 0; t < posterior.size(); ++t) {
+    for (const auto& [pdf, posteriors] : posterior[t]) {
+      if (pdf < 0 || size_t(pdf) >= model.pdfs.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("frame ", t, ": pdf ", pdf, " is not in the model"));
+      }
+      const KaldiStoredGmm& gmm = model.pdfs[size_t(pdf)];
+      if (posteriors.size() != size_t(gmm.num_gauss())) {
+        return absl::InvalidArgumentError(absl::StrCat("frame ", t, ", pdf ", pdf, ": ",
+                                                       posteriors.size(), " posteriors for ",
+                                                       gmm.num_gauss(), " Gaussians"));
+      }
+      stats->AccumulateFromPosteriors(gmm, feats.row(int32_t(t)), posteriors.data());
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Accumulates an utterance; false (with a warning counted) where its size does not fit the
+// features.
+template <typename Value>
+absl::StatusOr<bool> Accumulate(const Tool& tool, bool speaker, const KaldiStoredModel& model,
+                                const std::string& utt, const Matrix& feats, const Value& posterior,
+                                FmllrStats* stats, Totals* totals) {
+  if (posterior.size() != size_t(feats.rows)) {
+    Warn(tool, absl::StrCat(speaker ? tool.wrong_size : tool.wrong_size_utterance, posterior.size(),
+                            " vs. ", feats.rows));
+    ++totals->other_errors;
+    return false;
+  }
+  absl::Status s = AccumulateUtterance(model, feats, posterior, stats);
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat("utterance ", utt, ": ", s.message()));
   ++totals->done;
   return true;
 }
 
-absl::Status Estimate(const FmllrOptions& options, const std::string& key, const char* what,
-                      FmllrStats& stats, MatrixTableWriter& writer, Totals* totals) {
+absl::Status Estimate(const Tool& tool, const FmllrOptions& options, const std::string& key,
+                      bool speaker, FmllrStats& stats, MatrixTableWriter& writer, Totals* totals) {
   const FmllrEstimate estimate = EstimateFmllr(options, stats);
-  for (const std::string& line : estimate.log_lines) Log(line);
-  for (const std::string& warning : estimate.warnings) Warn(warning);
+  for (const std::string& line : estimate.log_lines) Log(tool, line);
+  for (const std::string& warning : estimate.warnings) Warn(tool, warning);
   GMM_RETURN_IF_ERROR(writer.Write(key, estimate.transform));
-  Log(absl::StrCat("For ", what, " ", key, ", auxf-impr from fMLLR is ",
+  Log(tool,
+      absl::StrCat("For ", speaker ? "speaker" : tool.utterance, " ", key,
+                   ", auxf-impr from fMLLR is ",
                    KaldiNumber(static_cast<float>(estimate.objective_change / estimate.count)),
-                   ", over ", KaldiNumber(static_cast<float>(estimate.count)), " frames."));
+                   ", over ", KaldiNumber(static_cast<float>(estimate.count)), " frames.",
+                   speaker ? tool.after_frames : ""));
   totals->improvement += static_cast<float>(estimate.objective_change);
   totals->frames += static_cast<float>(estimate.count);
   return absl::OkStatus();
 }
 
-absl::Status Run(const FmllrOptions& options, const std::string& spk2utt,
+template <typename Reader, typename Value>
+absl::Status Run(const Tool& tool, const FmllrOptions& options, const std::string& spk2utt,
                  const std::vector<std::string>& pos, Totals* totals) {
   GMM_ASSIGN_OR_RETURN(const KaldiStoredModel model, ReadKaldiStoredModel(pos[0], true, true));
-  GMM_ASSIGN_OR_RETURN(const auto posteriors, ReadPosteriors(pos[2]));
+  GMM_ASSIGN_OR_RETURN(const auto posteriors, (ReadAll<Reader, Value>(pos[2])));
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<MatrixTableWriter> writer, MatrixTableWriter::Open(pos[3]));
   if (!spk2utt.empty()) {
     GMM_ASSIGN_OR_RETURN(std::unique_ptr<TokenVectorTableReader> speakers,
@@ -102,19 +177,20 @@ absl::Status Run(const FmllrOptions& options, const std::string& spk2utt,
       for (const std::string& utt : utterances) {
         GMM_ASSIGN_OR_RETURN(std::optional<Matrix> feats, features.Take(utt));
         if (!feats) {
-          Warn("Did not find features for utterance " + utt);
+          Warn(tool, "Did not find features for utterance " + utt);
           ++totals->other_errors;
           continue;
         }
         const auto post = posteriors.find(utt);
         if (post == posteriors.end()) {
-          Warn("Did not find posteriors for utterance " + utt);
+          Warn(tool, "Did not find posteriors for utterance " + utt);
           ++totals->no_posteriors;
           continue;
         }
-        GMM_RETURN_IF_ERROR(Accumulate(model, utt, *feats, post->second, &stats, totals).status());
+        GMM_RETURN_IF_ERROR(
+            Accumulate(tool, true, model, utt, *feats, post->second, &stats, totals).status());
       }
-      GMM_RETURN_IF_ERROR(Estimate(options, speaker, "speaker", stats, *writer, totals));
+      GMM_RETURN_IF_ERROR(Estimate(tool, options, speaker, true, stats, *writer, totals));
     }
   } else {
     GMM_ASSIGN_OR_RETURN(std::unique_ptr<MatrixTableReader> features,
@@ -126,28 +202,23 @@ absl::Status Run(const FmllrOptions& options, const std::string& spk2utt,
       if (!more) break;
       const auto post = posteriors.find(utt);
       if (post == posteriors.end()) {
-        Warn("Did not find posts for utterance " + utt);
+        Warn(tool, tool.missing_utterance + utt);
         ++totals->no_posteriors;
         continue;
       }
       FmllrStats stats(model.dim);
-      GMM_ASSIGN_OR_RETURN(const bool used,
-                           Accumulate(model, utt, feats, post->second, &stats, totals));
+      GMM_ASSIGN_OR_RETURN(const bool used, Accumulate(tool, false, model, utt, feats, post->second,
+                                                       &stats, totals));
       if (!used) continue;
-      GMM_RETURN_IF_ERROR(Estimate(options, utt, "utterance", stats, *writer, totals));
+      GMM_RETURN_IF_ERROR(Estimate(tool, options, utt, false, stats, *writer, totals));
     }
   }
   return writer->Close();
 }
 
-}  // namespace
-
-int RunGmmEstFmllr(int argc, char** argv) {
-  Args args(kProgram,
-            "[options] <model-in> <feature-rspecifier> <post-rspecifier> <transform-wspecifier>\n"
-            "Estimate global fMLLR transforms, either per utterance or for the supplied\n"
-            "set of speakers (spk2utt option).  Reads posteriors (on transition-ids).  Writes\n"
-            "to a table of matrices.");
+template <typename Reader, typename Value>
+int RunTool(const Tool& tool, int argc, char** argv) {
+  Args args(tool.program, tool.usage);
   args.Add({"spk2utt", "RSPECIFIER", "rspecifier for speaker to utterance-list map"})
       .Add({"fmllr-update-type", "TYPE",
             "Update type for fMLLR (\"full\"|\"diag\"|\"offset\"|\"none\")", "full"})
@@ -161,20 +232,32 @@ int RunGmmEstFmllr(int argc, char** argv) {
   auto min_count = args.GetDouble("fmllr-min-count");
   auto num_iters = args.GetInt("fmllr-num-iters");
   for (const absl::Status& s : {update.status(), min_count.status(), num_iters.status()}) {
-    if (!s.ok()) return Fail(kProgram, s);
+    if (!s.ok()) return Fail(tool.program, s);
   }
   options.update = *update;
   options.min_count = *min_count;
   options.num_iters = int32_t(*num_iters);
   Totals totals;
   const std::string spk2utt = args.Has("spk2utt") ? args.Get("spk2utt") : "";
-  if (absl::Status s = Run(options, spk2utt, pos, &totals); !s.ok()) return Fail(kProgram, s);
-  Log(absl::StrCat("Done ", totals.done, " files, ", totals.no_posteriors, " with no posts, ",
-                   totals.other_errors, " with other errors."));
-  Log("Overall fMLLR auxf impr per frame is " +
-      KaldiNumber(static_cast<float>(totals.improvement / totals.frames)) + " over " +
-      KaldiNumber(totals.frames) + " frames.");
+  if (absl::Status s = Run<Reader, Value>(tool, options, spk2utt, pos, &totals); !s.ok()) {
+    return Fail(tool.program, s);
+  }
+  Log(tool, absl::StrCat("Done ", totals.done, " files, ", totals.no_posteriors, " with no ",
+                         tool.posts, ", ", totals.other_errors, " with other errors."));
+  Log(tool, "Overall fMLLR auxf impr per frame is " +
+                KaldiNumber(static_cast<float>(totals.improvement / totals.frames)) + " over " +
+                KaldiNumber(totals.frames) + " frames.");
   return totals.done != 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int RunGmmEstFmllr(int argc, char** argv) {
+  return RunTool<PosteriorTableReader, Posterior>(kEstFmllr, argc, argv);
+}
+
+int RunGmmEstFmllrGpost(int argc, char** argv) {
+  return RunTool<GaussPostTableReader, GaussPosterior>(kEstFmllrGpost, argc, argv);
 }
 
 }  // namespace gmmscore

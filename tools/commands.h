@@ -34,6 +34,8 @@ int RunSpliceFeats(int argc, char** argv);
 int RunAliToPost(int argc, char** argv);
 int RunWeightSilencePost(int argc, char** argv);
 int RunGmmEstFmllr(int argc, char** argv);
+int RunGmmEstFmllrGpost(int argc, char** argv);
+int RunGmmPostToGpost(int argc, char** argv);
 int RunTransformFeats(int argc, char** argv);
 int RunComputeCmvnStats(int argc, char** argv);
 int RunApplyCmvn(int argc, char** argv);

@@ -73,6 +73,8 @@ Command FindCommand(const std::string& command) {
       {"ali-to-post", &RunAliToPost},
       {"weight-silence-post", &RunWeightSilencePost},
       {"gmm-est-fmllr", &RunGmmEstFmllr},
+      {"gmm-est-fmllr-gpost", &RunGmmEstFmllrGpost},
+      {"gmm-post-to-gpost", &RunGmmPostToGpost},
       {"transform-feats", &RunTransformFeats},
       {"compute-cmvn-stats", &RunComputeCmvnStats},
       {"apply-cmvn", &RunApplyCmvn},

@@ -235,23 +235,11 @@ void FmllrStats::AccumulateFromPosteriors(const KaldiStoredGmm& gmm, const float
 }
 
 float FmllrStats::AccumulateForGmm(const KaldiStoredGmm& gmm, const float* frame, float weight) {
-  const int32_t n = gmm.num_gauss();
-  std::vector<float> loglikes(static_cast<size_t>(n));
-  for (int32_t g = 0; g < n; ++g) {
-    float linear = 0.0f, quadratic = 0.0f;
-    for (int32_t d = 0; d < dim_; ++d) {
-      linear += gmm.means_invvars.at(g, d) * frame[d];
-      quadratic += gmm.inv_vars.at(g, d) * (frame[d] * frame[d]);
-    }
-    loglikes[size_t(g)] = gmm.gconsts[size_t(g)] + linear - 0.5f * quadratic;
-  }
-  const float max = *std::max_element(loglikes.begin(), loglikes.end());
-  float sum = 0.0f;
-  for (float& l : loglikes) sum += (l = std::exp(l - max));
-  const float scale = static_cast<float>(1.0 / sum);
-  for (float& l : loglikes) l = l * scale * weight;
-  AccumulateFromPosteriors(gmm, frame, loglikes.data());
-  return max + std::log(sum);
+  std::vector<float> posteriors(static_cast<size_t>(gmm.num_gauss()));
+  const float loglike = KaldiComponentPosteriors(gmm, frame, posteriors.data());
+  for (float& p : posteriors) p *= weight;
+  AccumulateFromPosteriors(gmm, frame, posteriors.data());
+  return loglike;
 }
 
 double FmllrStats::Count() {
