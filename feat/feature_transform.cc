@@ -1,5 +1,6 @@
 #include "feat/feature_transform.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -37,6 +38,35 @@ absl::StatusOr<Matrix> ApplyFeatureTransform(const Matrix& transform, const Matr
     }
   }
   return out;
+}
+
+absl::StatusOr<Matrix> ComposeTransforms(const Matrix& a, const Matrix& b, bool b_is_affine) {
+  if (b.rows == 0 || a.cols == 0) {
+    return absl::InvalidArgumentError("Empty matrix in ComposeTransforms");
+  }
+  Matrix extended;
+  const Matrix* right = &b;
+  if (a.cols == b.rows + 1) {
+    // A is affine: B gets the last row 0 ... 0 1 (and, where it is linear, a zero last column
+    // for the offset).
+    extended = Matrix(b.rows + 1, b_is_affine ? b.cols : b.cols + 1);
+    for (int32_t i = 0; i < b.rows; ++i) std::copy_n(b.row(i), b.cols, extended.row(i));
+    extended.at(b.rows, extended.cols - 1) = 1.0f;
+    right = &extended;
+  } else if (a.cols != b.rows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ComposeTransforms: mismatched dimensions, a has ", a.cols,
+                     " columns and b has ", b.rows, " rows."));
+  }
+  Matrix c(a.rows, right->cols);
+  for (int32_t i = 0; i < a.rows; ++i) {
+    for (int32_t j = 0; j < right->cols; ++j) {
+      float sum = 0.0f;
+      for (int32_t k = 0; k < a.cols; ++k) sum = std::fma(a.at(i, k), right->at(k, j), sum);
+      c.at(i, j) = sum;
+    }
+  }
+  return c;
 }
 
 double TransformHalfLogDet(const Matrix& transform, int32_t dim) {

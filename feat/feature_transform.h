@@ -22,6 +22,14 @@ TransformShape ClassifyTransform(const Matrix& transform, int32_t dim);
 // frames x transform.rows. InvalidArgument where the transform fits neither shape.
 absl::StatusOr<Matrix> ApplyFeatureTransform(const Matrix& transform, const Matrix& frames);
 
+// A B, the transform that applies B and then A (Kaldi's ComposeTransforms, compose-transforms):
+// where A has as many columns as B has rows, the plain product; where A is affine (one column
+// more), B is extended by a last row 0 ... 0 1 (b_is_affine: B's last column is its offset) or by
+// a row and a column that are 0 but for a 1 in the corner (B linear), so that C is affine. Each
+// value is accumulated in float along the inner dimension, as ApplyFeatureTransform.
+// InvalidArgument for an empty matrix or dimensions that fit neither case.
+absl::StatusOr<Matrix> ComposeTransforms(const Matrix& a, const Matrix& b, bool b_is_affine);
+
 // Half the log-determinant of A A^T, A the transform's linear part (its first `dim` columns): the
 // log-determinant of A where A is square, the "pseudo" one where it reduces the dimension, as
 // transform-feats reports it. NaN where A A^T is not positive definite.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "formats/htk_features.h"
 #include "formats/kaldi_io.h"
+#include "formats/kaldi_stream.h"
 #include "formats/sphinx_features.h"
 #include "util/status_macros.h"
 
@@ -101,6 +102,15 @@ absl::Status MatrixTableWriter::Write(const std::string& key, const Matrix& valu
     writer.BinaryMarker();
     writer.FloatMatrix(value);
   });
+}
+
+absl::StatusOr<Matrix> ReadMatrixFile(const std::string& rxfilename) {
+  GMM_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> input, InputStream::Open(rxfilename));
+  KaldiReader reader(input->stream(), input->name(),
+                     KaldiReader::ConsumeBinaryMarker(input->stream()));
+  GMM_ASSIGN_OR_RETURN(Matrix m, reader.FloatMatrix());
+  GMM_RETURN_IF_ERROR(input->Close());
+  return m;
 }
 
 absl::Status WriteMatrixFile(const Matrix& m, const std::string& wxfilename, bool binary,

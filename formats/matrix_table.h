@@ -40,6 +40,10 @@ class MatrixTableWriter {
   TextReals reals_;
 };
 
+// One matrix object from a whole file (Kaldi's ReadKaldiObject through an rxfilename): binary or
+// text, float, double or compressed.
+absl::StatusOr<Matrix> ReadMatrixFile(const std::string& rxfilename);
+
 // One matrix object to a whole file (Kaldi's WriteKaldiObject through a wxfilename).
 absl::Status WriteMatrixFile(const Matrix& m, const std::string& wxfilename, bool binary,
                              TextReals reals = TextReals::kShortest);

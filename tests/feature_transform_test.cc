@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "feat/splice.h"
 #include "tests/test_util.h"
@@ -94,6 +95,40 @@ TEST(FeatureTransform, HalfLogDetOfSquareAndReducingTransforms) {
   EXPECT_TRUE(std::isnan(TransformHalfLogDet(Matrix(2, 2), 2)));
 }
 
+// A B applies B, then A: for a linear or affine A and B (B's last column an offset where
+// b_is_affine), C x equals A (B x) in float64, for frames of one and odd dimensions.
+TEST(FeatureTransform, ComposedTransformsApplyBThenA) {
+  struct Case {
+    int32_t a_cols, b_cols;
+    bool b_is_affine;
+  };
+  // B maps 13 dimensions to 7; A maps 7 to 5.
+  for (const Case c : {Case{7, 13, false}, Case{8, 13, false}, Case{8, 14, true}}) {
+    const Matrix a = Random(5, c.a_cols, 3), b = Random(7, c.b_cols, 4), x = Random(3, 13, 2);
+    auto composed = ComposeTransforms(a, b, c.b_is_affine);
+    ASSERT_TRUE(composed.ok()) << composed.status();
+    const bool affine = c.a_cols == 8;
+    ASSERT_EQ(composed->cols, affine ? 14 : 13);
+    auto y = ApplyFeatureTransform(*composed, x);
+    ASSERT_TRUE(y.ok()) << y.status();
+    for (int32_t t = 0; t < x.rows; ++t) {
+      std::vector<double> bx(7);
+      for (int32_t j = 0; j < 7; ++j) {
+        bx[size_t(j)] = c.b_is_affine ? b.at(j, 13) : 0.0;
+        for (int32_t k = 0; k < 13; ++k) bx[size_t(j)] += double(b.at(j, k)) * x.at(t, k);
+      }
+      for (int32_t i = 0; i < 5; ++i) {
+        double want = affine ? a.at(i, 7) : 0.0;
+        for (int32_t j = 0; j < 7; ++j) want += double(a.at(i, j)) * bx[size_t(j)];
+        EXPECT_NEAR(y->at(t, i), want, 1e-5 * (1.0 + std::abs(want))) << t << " " << i;
+      }
+    }
+  }
+  EXPECT_EQ(ComposeTransforms(Random(5, 9, 3), Random(7, 13, 4), false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ComposeTransforms(Random(5, 8, 3), Matrix(), false).ok());
+}
+
 std::string Data(const std::string& name) { return DataPath("kaldi-tri-feats/" + name); }
 
 // Every value of got within the rounding of Kaldi's float sums (the largest difference measured is
@@ -159,6 +194,43 @@ TEST_F(TransformToolsTest, LdaMlltAndFmllrFeaturesAreKaldis) {
             std::string::npos)
       << ReadFile(log());
   ExpectWithinFloatRounding(file("fmllr.ark"), Data("feats_fmllr_tri3b.sub.ark"));
+}
+
+// decode_fmllr.sh composes its transforms: the fMLLR transforms by speaker composed with the
+// LDA+MLLT matrix are one affine transform of the spliced features, which gives Kaldi's
+// speaker-adapted features; mixed tables and files, and a mismatch, as Kaldi's tool takes them.
+TEST_F(TransformToolsTest, ComposedTransformsGiveKaldisAdaptedFeatures) {
+  ASSERT_EQ(RunCommand(Tool("compose-transforms") + " ark:" + Data("trans_tri3b.ark") + " " +
+                           Data("final.mat") + " ark:" + file("composed.ark"),
+                       log()),
+            0)
+      << ReadFile(log());
+  ASSERT_EQ(RunCommand(Tool("apply-cmvn") + " --utt2spk=ark:" + Data("utt2spk") +
+                           " ark:" + Data("cmvn.ark") + " ark:" + Data("feats.ark") + " ark:- | " +
+                           Tool("subset-feats") + " --include=" + Data("subset.list") +
+                           " ark:- ark:- | " + Tool("splice-feats") +
+                           " --left-context=3 --right-context=3 ark:- ark:- | " +
+                           Tool("transform-feats") + " --utt2spk=ark:" + Data("utt2spk") +
+                           " ark:" + file("composed.ark") + " ark:- ark:" + file("fmllr.ark"),
+                       log()),
+            0)
+      << ReadFile(log());
+  // Measured: within 5.8e-6 of Kaldi's two-step features.
+  ExpectWithinFloatRounding(file("fmllr.ark"), Data("feats_fmllr_tri3b.sub.ark"));
+  // Two files give a file; a table and a file must give a table.
+  EXPECT_EQ(RunCommand(Tool("compose-transforms") + " " + Data("final.mat") + " " +
+                           Data("final.mat") + " " + file("c.mat"),
+                       log()),
+            255);
+  EXPECT_NE(ReadFile(log()).find("mismatched dimensions, a has 91 columns and b has 40 rows"),
+            std::string::npos)
+      << ReadFile(log());
+  EXPECT_EQ(RunCommand(Tool("compose-transforms") + " ark:" + Data("trans_tri3b.ark") + " " +
+                           Data("final.mat") + " " + file("c.mat"),
+                       log()),
+            255);
+  EXPECT_NE(ReadFile(log()).find("Formats of the input and output"), std::string::npos)
+      << ReadFile(log());
 }
 
 TEST_F(TransformToolsTest, MissingTransformsWarnAndBadInputsExit) {

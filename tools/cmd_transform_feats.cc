@@ -29,15 +29,6 @@ constexpr char kProgram[] = "transform-feats";
 void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
 void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
 
-absl::StatusOr<Matrix> ReadMatrixObject(const std::string& rxfilename) {
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> input, InputStream::Open(rxfilename));
-  KaldiReader reader(input->stream(), input->name(),
-                     KaldiReader::ConsumeBinaryMarker(input->stream()));
-  GMM_ASSIGN_OR_RETURN(Matrix m, reader.FloatMatrix());
-  GMM_RETURN_IF_ERROR(input->Close());
-  return m;
-}
-
 // The transforms of a table, by key (utterance, or speaker where utt2spk maps to it).
 class TransformTable {
  public:
@@ -88,7 +79,7 @@ absl::Status Transform(const std::string& transform_in, const std::string& feats
   if (IsTableSpecifier(transform_in)) {
     GMM_ASSIGN_OR_RETURN(table, TransformTable::Open(transform_in, utt2spk));
   } else {
-    GMM_ASSIGN_OR_RETURN(global, ReadMatrixObject(transform_in));
+    GMM_ASSIGN_OR_RETURN(global, ReadMatrixFile(transform_in));
   }
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<MatrixTableReader> reader,
                        MatrixTableReader::Open(feats_in));

@@ -37,6 +37,7 @@ int RunGmmEstFmllr(int argc, char** argv);
 int RunGmmEstFmllrGpost(int argc, char** argv);
 int RunGmmPostToGpost(int argc, char** argv);
 int RunTransformFeats(int argc, char** argv);
+int RunComposeTransforms(int argc, char** argv);
 int RunComputeCmvnStats(int argc, char** argv);
 int RunApplyCmvn(int argc, char** argv);
 int RunAliToPdf(int argc, char** argv);

@@ -16,6 +16,7 @@ const std::vector<KaldiTool>& KaldiTools() {
       {"align-equal-compiled", "align-equal-compiled", &RunAlignEqualCompiled, {}},
       {"apply-cmvn", "apply-cmvn", &RunApplyCmvn, {}},
       {"compile-train-graphs", "compile-train-graphs", &RunCompileTrainGraphs, {}},
+      {"compose-transforms", "compose-transforms", &RunComposeTransforms, {}},
       {"compute-cmvn-stats", "compute-cmvn-stats", &RunComputeCmvnStats, {}},
       {"compute-mfcc-feats", "compute-feats", &RunComputeFeats, {}},
       {"copy-feats", "copy-feats", &RunCopyFeats, {}},

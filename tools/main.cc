@@ -76,6 +76,7 @@ Command FindCommand(const std::string& command) {
       {"gmm-est-fmllr-gpost", &RunGmmEstFmllrGpost},
       {"gmm-post-to-gpost", &RunGmmPostToGpost},
       {"transform-feats", &RunTransformFeats},
+      {"compose-transforms", &RunComposeTransforms},
       {"compute-cmvn-stats", &RunComputeCmvnStats},
       {"apply-cmvn", &RunApplyCmvn},
       {"ali-to-pdf", &RunAliToPdf},
