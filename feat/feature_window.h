@@ -24,6 +24,10 @@ struct FrameOptions {
   bool round_to_power_of_two = true;
   double blackman_coeff = 0.42;
   bool snip_edges = true;  // true: only whole windows; false: frames centred every shift
+  // Audio at a higher (downsample) or lower (upsample) rate than samp_freq is resampled to it
+  // (feat/resample.h) where allowed, refused where not.
+  bool allow_downsample = false;
+  bool allow_upsample = false;
 
   // In samples, computed the way Kaldi does (truncating).
   int32_t WindowShift() const { return static_cast<int32_t>(samp_freq * 0.001 * frame_shift_ms); }

@@ -6,8 +6,10 @@
 #include <limits>
 #include <mutex>
 #include <numbers>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "feat/resample.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -127,10 +129,20 @@ void MfccComputer::ComputeFrame(std::span<const float> wave, int64_t wave_offset
 
 absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const float> wave,
                                    double samp_freq, double vtln_warp, uint64_t dither_seed) {
+  std::vector<float> resampled;
   if (samp_freq != opts.frame.samp_freq) {
-    return absl::InvalidArgumentError(absl::StrCat("the audio is sampled at ", samp_freq,
-                                                   " Hz, --sample-frequency is ",
-                                                   opts.frame.samp_freq));
+    const bool down = opts.frame.samp_freq < samp_freq;
+    if (down ? !opts.frame.allow_downsample : !opts.frame.allow_upsample) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Waveform and config sample Frequency mismatch: ", samp_freq, " .vs ",
+          opts.frame.samp_freq,
+          down ? " (use --allow-downsample=true to allow  downsampling the waveform)."
+               : " (use --allow-upsample=true option to allow  upsampling the waveform)."));
+    }
+    GMM_ASSIGN_OR_RETURN(resampled,
+                         ResampleWaveform(samp_freq, std::vector<float>(wave.begin(), wave.end()),
+                                          opts.frame.samp_freq));
+    wave = resampled;
   }
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<MfccComputer> computer,
                        MfccComputer::Create(opts, vtln_warp));
