@@ -319,6 +319,51 @@ TEST(GaussPosteriors, AreEachPdfsGaussiansPosteriorsTimesItsWeight) {
       << refused.status();
 }
 
+// gmmscore align --fmllr: align_fmllr.sh's two passes in one command (tools/align_fmllr.h), on
+// the graphs compile-train-graphs makes from tri3b's tree: Kaldi's final alignments byte for
+// byte, and its transforms to float rounding.
+TEST_F(FmllrToolsTest, AlignFmllrInOneCommandGivesKaldisAlignments) {
+  ASSERT_EQ(
+      RunCommand(Tool("compile-train-graphs") + " --read-disambig-syms=" +
+                     Data("kaldi-tri-graphs/disambig.int") + " " + Data("kaldi-tri-fmllr/tree") +
+                     " " + Model() + " " + Data("kaldi-tri-graphs/L.fst") +
+                     " ark:" + Data("kaldi-tri-fmllr/text.int") + " ark:" + file("graphs.fsts"),
+                 log()),
+      0)
+      << ReadFile(log());
+  const std::string align = std::string(GMMSCORE_CLI) +
+                            " align --transition-scale=1.0 --acoustic-scale=0.1 "
+                            "--self-loop-scale=0.1 --beam=10 --retry-beam=40 --fmllr "
+                            "--silence-phones=1:2:3:4:5:6:7:8:9:10 --spk2utt=ark:" +
+                            Data("kaldi-tri-feats/spk2utt") + " ";
+  ASSERT_EQ(RunCommand(align + "--alignment-model=" + Data("kaldi-tri-fmllr/final.alimdl") +
+                           " --write-transforms=ark:" + file("trans.ark") + " " + Model() +
+                           " ark:" + file("graphs.fsts") + " ark:" + file("si.ark") +
+                           " ark:" + file("ali.ark"),
+                       log()),
+            0)
+      << ReadFile(log());
+  EXPECT_EQ(ReadFile(file("ali.ark")), ReadFile(Data("kaldi-tri-fmllr/ali_tri3b.ark")));
+  ExpectKaldis(file("trans.ark"), "kaldi-tri-feats/trans_tri3b.ark", 1e-5, 3);
+  const std::string text = ReadFile(log());
+  EXPECT_NE(text.find("Overall fMLLR auxf impr per frame is 33.1147 over 24808 frames."),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Done 102, errors on 0"), std::string::npos) << text;
+  // No speakers, a model of other pdfs for the first pass, --server with --fmllr: errors.
+  EXPECT_EQ(RunCommand(std::string(GMMSCORE_CLI) + " align --fmllr " + Model() + " ark:" +
+                           file("graphs.fsts") + " ark:" + file("si.ark") + " ark:/dev/null",
+                       log()),
+            255);
+  EXPECT_NE(ReadFile(log()).find("--fmllr needs --spk2utt"), std::string::npos) << ReadFile(log());
+  EXPECT_EQ(
+      RunCommand(align + "--alignment-model=" + DataPath("kaldi-mono/final.mdl") + " " + Model() +
+                     " ark:" + file("graphs.fsts") + " ark:" + file("si.ark") + " ark:/dev/null",
+                 log()),
+      255);
+  EXPECT_NE(ReadFile(log()).find("the alignment model has"), std::string::npos) << ReadFile(log());
+}
+
 TEST_F(FmllrToolsTest, BadInputsAreErrors) {
   // An unknown update type, an unopenable output, posteriors for another model.
   EXPECT_EQ(RunCommand(Tool("gmm-est-fmllr") + " --fmllr-update-type=diagonal " + Model() +

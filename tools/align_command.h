@@ -1,6 +1,7 @@
 // `gmmscore align` and Kaldi's gmm-align-compiled: one command. gmmscore's adds --server, which
-// sends the alignment to a gmmscored (tools/align_through_server.h); the Kaldi tool, built without
-// the gRPC client so that it starts in milliseconds, has no such option.
+// sends the alignment to a gmmscored (tools/align_through_server.cc), and --fmllr, speaker-adapted
+// alignment in two passes (tools/align_fmllr.h); the Kaldi tool, built without the gRPC client so
+// that it starts in milliseconds, has neither.
 #pragma once
 
 #include <string>
@@ -20,8 +21,14 @@ struct AlignServerOption {
                                            int32_t* parallel);
 };
 
-// Runs the command; with `server`, also --server and its options (MODEL then names the model on
-// the server).
-int RunAlignCommand(int argc, char** argv, const AlignServerOption* server);
+// What `gmmscore align` adds to gmm-align-compiled.
+struct AlignCommand {
+  // --server and its options (MODEL then names the model on the server); null: none.
+  const AlignServerOption* server = nullptr;
+  // --fmllr and its options: align_fmllr.sh's two passes (tools/align_fmllr.h).
+  bool fmllr = false;
+};
+
+int RunAlignCommand(int argc, char** argv, const AlignCommand& command);
 
 }  // namespace gmmscore

@@ -50,6 +50,8 @@ constexpr AlignServerOption kThroughServer{&AddServerOptions, &Connect};
 
 }  // namespace
 
-int RunAlign(int argc, char** argv) { return RunAlignCommand(argc, argv, &kThroughServer); }
+int RunAlign(int argc, char** argv) {
+  return RunAlignCommand(argc, argv, {.server = &kThroughServer, .fmllr = true});
+}
 
 }  // namespace gmmscore

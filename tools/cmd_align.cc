@@ -11,6 +11,7 @@
 #include "formats/model_io.h"
 #include "kernels/backend.h"
 #include "tools/align_command.h"
+#include "tools/align_fmllr.h"
 #include "tools/align_table.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
@@ -22,7 +23,8 @@ constexpr char kProgram[] = "gmmscore align";
 
 }  // namespace
 
-int RunAlignCommand(int argc, char** argv, const AlignServerOption* server) {
+int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
+  const AlignServerOption* server = command.server;
   Args args(
       "align",
       absl::StrCat("[options] MODEL GRAPHS-RSPEC FEATS-RSPEC ALIGNMENTS-WSPEC [SCORES-WSPEC]\n",
@@ -57,6 +59,7 @@ int RunAlignCommand(int argc, char** argv, const AlignServerOption* server) {
       .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0", "all"})
       .Add({"threads", "N", "CPU threads, 0 for all", "0"});
   if (server != nullptr) server->add_options(args);
+  if (command.fmllr) AddFmllrAlignOptions(args);
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   if (args.positional().size() < 4 || args.positional().size() > 5) return Usage(args);
   const std::vector<std::string>& pos = args.positional();
@@ -78,11 +81,7 @@ int RunAlignCommand(int argc, char** argv, const AlignServerOption* server) {
   options.acoustic_scale = static_cast<float>(*acoustic);
   if (absl::Status s = ValidateAlignOptions(options); !s.ok()) return Fail("align", s);
 
-  // The outputs, the same in both modes.
-  auto graphs = FstTableReader::Open(pos[1]);
-  if (!graphs.ok()) return Fail("align", graphs.status());
-  auto feats = MatrixLookup::Open(pos[2]);
-  if (!feats.ok()) return Fail("align", feats.status());
+  // The outputs, the same in every mode.
   auto alignments = Int32VectorTableWriter::Open(pos[3]);
   if (!alignments.ok()) return Fail("align", alignments.status());
   std::unique_ptr<FloatTableWriter> scores;
@@ -92,6 +91,11 @@ int RunAlignCommand(int argc, char** argv, const AlignServerOption* server) {
     scores = *std::move(opened);
   }
   const bool remote = server != nullptr && args.Has("server");
+  const bool fmllr = command.fmllr && args.GetBool("fmllr");
+  if (remote && fmllr) {
+    return Fail("align", absl::InvalidArgumentError("--fmllr needs the models here: not with "
+                                                    "--server"));
+  }
   for (const char* local_only : {"write-per-frame-acoustic-loglikes", "posteriors", "ctm"}) {
     if (remote && args.Has(local_only)) {
       return Fail("align", absl::InvalidArgumentError(absl::StrCat(
@@ -120,24 +124,38 @@ int RunAlignCommand(int argc, char** argv, const AlignServerOption* server) {
                                   ctm ? &ctm->stream() : nullptr, posteriors.get()};
 
   absl::StatusOr<AlignTableSummary> summary;
-  if (remote) {
+  const BackendRequest request{.backend = args.Get("backend"),
+                               .devices = args.Get("devices"),
+                               .program = kProgram,
+                               .cpu_threads = int32_t(*threads)};
+  if (fmllr) {
+    // Two passes over the graphs and features, by their specifiers.
+    auto fmllr_options = FmllrAlignOptionsFromArgs(args, options);
+    if (!fmllr_options.ok()) return Fail("align", fmllr_options.status());
+    summary = AlignTableWithFmllr(*fmllr_options, request, pos[0], pos[1], pos[2], outputs,
+                                  kProgram, stderr);
+  } else if (remote) {
     // MODEL names the model on the server.
+    auto graphs = FstTableReader::Open(pos[1]);
+    if (!graphs.ok()) return Fail("align", graphs.status());
+    auto feats = MatrixLookup::Open(pos[2]);
+    if (!feats.ok()) return Fail("align", feats.status());
     int32_t parallel = 1;
     auto aligner = server->connect(args, pos[0], &parallel);
     if (!aligner.ok()) return Fail("align", aligner.status());
     summary = AlignTableRemote(options, *aligner, parallel, graphs->get(), &*feats, outputs,
                                kProgram, stderr);
   } else {
+    auto graphs = FstTableReader::Open(pos[1]);
+    if (!graphs.ok()) return Fail("align", graphs.status());
+    auto feats = MatrixLookup::Open(pos[2]);
+    if (!feats.ok()) return Fail("align", feats.status());
     auto loaded = LoadModel(pos[0]);
     if (!loaded.ok()) return Fail("align", loaded.status());
     if (loaded->model.hmm().empty()) {
       return Fail("align",
                   absl::InvalidArgumentError(pos[0] + ": the model has no HMM to align with"));
     }
-    const BackendRequest request{.backend = args.Get("backend"),
-                                 .devices = args.Get("devices"),
-                                 .program = kProgram,
-                                 .cpu_threads = int32_t(*threads)};
     auto backend = MakeAlignBackend(request, loaded->model);
     if (!backend.ok()) return Fail("align", backend.status());
     summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
@@ -154,6 +172,6 @@ int RunAlignCommand(int argc, char** argv, const AlignServerOption* server) {
   return summary->done != 0 ? 0 : 1;
 }
 
-int RunGmmAlignCompiled(int argc, char** argv) { return RunAlignCommand(argc, argv, nullptr); }
+int RunGmmAlignCompiled(int argc, char** argv) { return RunAlignCommand(argc, argv, {}); }
 
 }  // namespace gmmscore
