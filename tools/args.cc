@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tools/invocation.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {
@@ -219,6 +221,9 @@ absl::Status Args::Parse(int argc, char** argv, int first) {
     if (from_line.count(name) == 0) origins_[name] = std::move(where);
   }
 
+  for (const Binding& bind : bindings_) {
+    if (absl::Status s = bind(*this); !s.ok()) return s;
+  }
   absl::StatusOr<int> verbose = GetInt("verbose");
   if (!verbose.ok()) return verbose.status();
   SetVerboseLevel(*verbose);
@@ -247,6 +252,38 @@ std::string Args::Get(const std::string& name) const {
 std::vector<std::string> Args::GetAll(const std::string& name) const {
   const auto it = values_.find(name);
   return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+std::string Args::DefaultText(double value) {
+  std::ostringstream text;  // an ostream's default notation, as Kaldi prints defaults
+  text << value;
+  return text.str();
+}
+
+absl::Status Args::SetField(const Args& args, const std::string& name, bool* field) {
+  *field = args.GetBool(name);
+  return absl::OkStatus();
+}
+
+absl::Status Args::SetField(const Args& args, const std::string& name, int32_t* field) {
+  GMM_ASSIGN_OR_RETURN(*field, args.GetInt(name));
+  return absl::OkStatus();
+}
+
+absl::Status Args::SetField(const Args& args, const std::string& name, float* field) {
+  GMM_ASSIGN_OR_RETURN(const double value, args.GetDouble(name));
+  *field = static_cast<float>(value);
+  return absl::OkStatus();
+}
+
+absl::Status Args::SetField(const Args& args, const std::string& name, double* field) {
+  GMM_ASSIGN_OR_RETURN(*field, args.GetDouble(name));
+  return absl::OkStatus();
+}
+
+absl::Status Args::SetField(const Args& args, const std::string& name, std::string* field) {
+  *field = args.Get(name);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int> Args::GetInt(const std::string& name) const {

@@ -19,8 +19,11 @@
 // Each subcommand declares its options with help text and default; unknown options are errors.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,6 +42,12 @@ class Args {
 
   Args(std::string command, std::string usage);
   Args& Add(Option option);
+  // An option bound to *field, as Kaldi's ParseOptions::Register binds them: its default is the
+  // field's value when registered (printed as Kaldi prints it), and Parse sets the field from the
+  // command line or a config file; a value that is not of the field's type is an error naming the
+  // option. bool fields are switches; int32_t, float and double take numbers.
+  template <typename T>
+  Args& Register(const std::string& name, T* field, const std::string& help);
 
   // Parses argv[first..argc); positional arguments are kept in order. Errors name the option
   // (and for a config file, the file and line).
@@ -67,13 +76,41 @@ class Args {
   absl::Status ReadConfigFile(const std::string& path, Values* values,
                               std::map<std::string, std::string>* origins) const;
 
+  // Sets a registered field from its option's value.
+  using Binding = std::function<absl::Status(const Args& args)>;
+  static std::string DefaultText(bool value) { return value ? "true" : "false"; }
+  static std::string DefaultText(int32_t value) { return std::to_string(value); }
+  static std::string DefaultText(double value);
+  static std::string DefaultText(const std::string& value) { return value; }
+  static absl::Status SetField(const Args& args, const std::string& name, bool* field);
+  static absl::Status SetField(const Args& args, const std::string& name, int32_t* field);
+  static absl::Status SetField(const Args& args, const std::string& name, float* field);
+  static absl::Status SetField(const Args& args, const std::string& name, double* field);
+  static absl::Status SetField(const Args& args, const std::string& name, std::string* field);
+
   std::string command_;
   std::string usage_;
   std::vector<Option> options_;
+  std::vector<Binding> bindings_;
   Values values_;
   std::map<std::string, std::string> origins_;  // options set by a config file: "FILE:LINE: "
   std::vector<std::string> positional_;
 };
+
+template <typename T>
+Args& Args::Register(const std::string& name, T* field, const std::string& help) {
+  std::string value_name;
+  if constexpr (std::is_same_v<T, int32_t>) value_name = "N";
+  if constexpr (std::is_floating_point_v<T>) value_name = "F";
+  if constexpr (std::is_same_v<T, std::string>) value_name = "STRING";
+  if constexpr (std::is_floating_point_v<T>) {
+    Add({name, value_name, help, DefaultText(static_cast<double>(*field))});
+  } else {
+    Add({name, value_name, help, DefaultText(*field)});
+  }
+  bindings_.push_back([name, field](const Args& args) { return SetField(args, name, field); });
+  return *this;
+}
 
 // A command line as Kaldi's --print-args prints it: each argument quoted where bash needs it.
 std::string QuotedCommandLine(int argc, char** argv);

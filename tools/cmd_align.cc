@@ -34,16 +34,20 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
                    "Aligns features to compiled training graphs, as Kaldi's gmm-align-compiled.\n"
                    "e.g.: gmmscore align --beam=10 --retry-beam=40 final.mdl ark:graphs.fsts "
                    "ark:feats.ark ark:1.ali"));
-  const AlignOptions defaults;
-  args.Add({"beam", "F", "decoding beam used in alignment", "200"})
-      .Add({"retry-beam", "F", "decoding beam for the second try at alignment (0: none)", "0"})
-      .Add({"careful", "",
-            "careful alignment: better at detecting alignment failure (a loop to "
-            "the start of the graph)"})
-      .Add({"transition-scale", "F", "transition-probability scale (relative to acoustics)", "1"})
-      .Add({"self-loop-scale", "F", "scale of self-loop versus non-self-loop log probabilities",
-            "1"})
-      .Add({"acoustic-scale", "F", "scaling factor for acoustic likelihoods", "1"})
+  AlignOptions options;
+  int32_t threads = 0;
+  args.Register("beam", &options.beam, "decoding beam used in alignment")
+      .Register("retry-beam", &options.retry_beam,
+                "decoding beam for the second try at alignment (0: none)")
+      .Register("careful", &options.careful,
+                "careful alignment: better at detecting alignment failure (a loop to the start "
+                "of the graph)")
+      .Register("transition-scale", &options.transition_scale,
+                "transition-probability scale (relative to acoustics)")
+      .Register("self-loop-scale", &options.self_loop_scale,
+                "scale of self-loop versus non-self-loop log probabilities")
+      .Register("acoustic-scale", &options.acoustic_scale,
+                "scaling factor for acoustic likelihoods")
       .Add({"write-per-frame-acoustic-loglikes", "WSPEC",
             "table of vectors: each utterance's acoustic log-likelihood per frame"})
       .Add({"posteriors", "WSPEC",
@@ -57,28 +61,13 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
             "and batched: the beams do not prune)",
             "cpu"})
       .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0", "all"})
-      .Add({"threads", "N", "CPU threads, 0 for all", "0"});
+      .Register("threads", &threads, "CPU threads, 0 for all");
   if (server != nullptr) server->add_options(args);
   if (command.fmllr) AddFmllrAlignOptions(args);
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   if (args.positional().size() < 4 || args.positional().size() > 5) return Usage(args);
   const std::vector<std::string>& pos = args.positional();
 
-  AlignOptions options = defaults;
-  auto beam = args.GetDouble("beam"), retry = args.GetDouble("retry-beam"),
-       transition = args.GetDouble("transition-scale"),
-       self_loop = args.GetDouble("self-loop-scale"), acoustic = args.GetDouble("acoustic-scale");
-  auto threads = args.GetInt("threads");
-  for (const absl::Status& s : {beam.status(), retry.status(), transition.status(),
-                                self_loop.status(), acoustic.status(), threads.status()}) {
-    if (!s.ok()) return Fail("align", s);
-  }
-  options.beam = static_cast<float>(*beam);
-  options.retry_beam = static_cast<float>(*retry);
-  options.careful = args.GetBool("careful");
-  options.transition_scale = static_cast<float>(*transition);
-  options.self_loop_scale = static_cast<float>(*self_loop);
-  options.acoustic_scale = static_cast<float>(*acoustic);
   if (absl::Status s = ValidateAlignOptions(options); !s.ok()) return Fail("align", s);
 
   // The outputs, the same in every mode.
@@ -127,7 +116,7 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
   const BackendRequest request{.backend = args.Get("backend"),
                                .devices = args.Get("devices"),
                                .program = kProgram,
-                               .cpu_threads = int32_t(*threads)};
+                               .cpu_threads = threads};
   if (fmllr) {
     // Two passes over the graphs and features, by their specifiers.
     auto fmllr_options = FmllrAlignOptionsFromArgs(args, options);

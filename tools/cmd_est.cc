@@ -42,51 +42,49 @@ int RunEst(int argc, char** argv) {
             "[options] MODEL-IN STATS-IN MODEL-OUT\n"
             "Maximum-likelihood re-estimation of a GMM-based acoustic model (Kaldi's gmm-est).\n"
             "e.g.: gmmscore est 1.mdl 1.acc 2.mdl");
-  args.Add({"binary", "", "write output in binary mode", "true"})
-      .Add({"mix-up", "N", "increase the number of mixture components to this overall target", "0"})
-      .Add({"min-count", "F", "minimum per-Gaussian count enforced while mixing up and down", "20"})
-      .Add({"mix-down", "N", "if nonzero, merge mixture components down to this overall target",
-            "0"})
-      .Add({"power", "F", "if mixing up or down, power to allocate Gaussians to states", "0.2"})
+  // Each option bound to the field that holds its default (train/*.h).
+  MleOptions mle;
+  TransitionUpdateOptions transitions;
+  MixUpOptions up;
+  MixDownOptions down;  // its power and min-count are the same options as mixing up's
+  bool binary = true;
+  double var_floor_relative = 0.0;
+  int32_t srand = 0;
+  args.Register("binary", &binary, "write output in binary mode")
+      .Register("mix-up", &up.target,
+                "increase the number of mixture components to this overall target")
+      .Register("min-count", &up.min_count,
+                "minimum per-Gaussian count enforced while mixing up and down")
+      .Register("mix-down", &down.target,
+                "if nonzero, merge mixture components down to this overall target")
+      .Register("power", &up.power, "if mixing up or down, power to allocate Gaussians to states")
       .Add({"update-flags", "FLAGS", "which GMM parameters to update: subset of mvwt", "mvwt"})
-      .Add({"perturb-factor", "F",
-            "while mixing up, perturb means by standard deviation times this factor", "0.01"})
+      .Register("perturb-factor", &up.perturb_factor,
+                "while mixing up, perturb means by standard deviation times this factor")
       .Add({"write-occs", "WXFILENAME", "file to write pdf occupation counts to"})
-      .Add({"transition-floor", "F", "floor for transition probabilities", "0.01"})
-      .Add({"transition-min-count", "F",
-            "minimum count required to update transitions from a state", "5"})
-      .Add({"share-for-pdfs", "",
-            "share all transition parameters where the states have the same pdf", "false"})
-      .Add({"min-gaussian-weight", "F", "min Gaussian weight before we remove it", "1e-05"})
-      .Add({"min-gaussian-occupancy", "F", "minimum occupancy to update a Gaussian", "10"})
-      .Add({"min-variance", "F", "variance floor (absolute variance)", "0.001"})
-      .Add({"remove-low-count-gaussians", "",
-            "if true, remove Gaussians that fall below the floors", "true"})
-      .Add({"var-floor-relative", "F",
-            "also floor variances at this times the global variance of the statistics, per "
-            "dimension (HTK's vFloor; 0: off; not a gmm-est option)",
-            "0"})
-      .Add({"srand", "N",
-            "seed of the mixing-up perturbations (0 and 1: gmm-est's own draws; not a gmm-est "
-            "option)",
-            "0"});
+      .Register("transition-floor", &transitions.floor, "floor for transition probabilities")
+      .Register("transition-min-count", &transitions.min_count,
+                "minimum count required to update transitions from a state")
+      .Register("share-for-pdfs", &transitions.share_for_pdfs,
+                "share all transition parameters where the states have the same pdf")
+      .Register("min-gaussian-weight", &mle.min_gaussian_weight,
+                "min Gaussian weight before we remove it")
+      .Register("min-gaussian-occupancy", &mle.min_gaussian_occupancy,
+                "minimum occupancy to update a Gaussian")
+      .Register("min-variance", &mle.min_variance, "variance floor (absolute variance)")
+      .Register("remove-low-count-gaussians", &mle.remove_low_count_gaussians,
+                "if true, remove Gaussians that fall below the floors")
+      .Register("var-floor-relative", &var_floor_relative,
+                "also floor variances at this times the global variance of the statistics, per "
+                "dimension (HTK's vFloor; 0: off; not a gmm-est option)")
+      .Register("srand", &srand,
+                "seed of the mixing-up perturbations (0 and 1: gmm-est's own draws; not a gmm-est "
+                "option)");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
-  auto mixup = args.GetInt("mix-up"), mixdown = args.GetInt("mix-down"),
-       srand = args.GetInt("srand");
-  auto min_count = args.GetDouble("min-count"), power = args.GetDouble("power"),
-       perturb = args.GetDouble("perturb-factor"), tfloor = args.GetDouble("transition-floor"),
-       tmin = args.GetDouble("transition-min-count"),
-       min_weight = args.GetDouble("min-gaussian-weight"),
-       min_occ = args.GetDouble("min-gaussian-occupancy"), min_var = args.GetDouble("min-variance"),
-       rel_floor = args.GetDouble("var-floor-relative");
-  for (const absl::Status& s :
-       {mixup.status(), mixdown.status(), srand.status(), min_count.status(), power.status(),
-        perturb.status(), tfloor.status(), tmin.status(), min_weight.status(), min_occ.status(),
-        min_var.status(), rel_floor.status()}) {
-    if (!s.ok()) return Fail("est", s);
-  }
+  down.power = up.power;
+  down.min_count = up.min_count;
   auto flags = ParseGmmFlags(args.Get("update-flags"));
   if (!flags.ok()) return Fail("est", flags.status());
 
@@ -96,11 +94,8 @@ int RunEst(int argc, char** argv) {
   if (!stats.ok()) return Fail("est", stats.status());
 
   if (*flags & kGmmTransitions) {
-    const TransitionUpdateOptions topts{.floor = static_cast<float>(*tfloor),
-                                        .min_count = static_cast<float>(*tmin),
-                                        .share_for_pdfs = args.GetBool("share-for-pdfs")};
     TransitionUpdateSummary tsum;
-    auto updated = MleUpdateTransitions(topts, stats->transitions, *model->hmm, &tsum);
+    auto updated = MleUpdateTransitions(transitions, stats->transitions, *model->hmm, &tsum);
     if (!updated.ok()) return Fail("est", updated.status());
     model->hmm = *std::move(updated);
     Log("TransitionModel::Update, objf change is " +
@@ -114,30 +109,25 @@ int RunEst(int argc, char** argv) {
         " log-like improvement per frame over " + KaldiNumber(tsum.count) + " frames.");
   }
 
-  MleOptions options;
-  options.min_gaussian_weight = *min_weight;
-  options.min_gaussian_occupancy = *min_occ;
-  options.min_variance = *min_var;
-  options.remove_low_count_gaussians = args.GetBool("remove-low-count-gaussians");
-  if (*rel_floor > 0.0) {
-    auto floor = RelativeVarianceFloor(stats->gmm, *rel_floor);
+  if (var_floor_relative > 0.0) {
+    auto floor = RelativeVarianceFloor(stats->gmm, var_floor_relative);
     if (!floor.ok()) return Fail("est", floor.status());
-    for (double& f : *floor) f = std::max(f, options.min_variance);
-    options.variance_floor = *std::move(floor);
+    for (double& f : *floor) f = std::max(f, mle.min_variance);
+    mle.variance_floor = *std::move(floor);
   }
   const int64_t num_gauss = model->NumGauss();
   MleSummary sum;
-  if (absl::Status s = MleUpdateKaldiForm(options, stats->gmm, *flags, &*model, &sum); !s.ok()) {
+  if (absl::Status s = MleUpdateKaldiForm(mle, stats->gmm, *flags, &*model, &sum); !s.ok()) {
     return Fail(
         "est", absl::Status(s.code(), pos[1] + " and " + pos[0] + ": " + std::string(s.message())));
   }
   for (const std::string& warning : sum.warnings) Warn(warning);
   Log(KaldiNumber(sum.floored_elements) + " variance elements floored in " +
       KaldiNumber(sum.floored_gaussians) + " Gaussians, out of " + KaldiNumber(num_gauss));
-  if (options.remove_low_count_gaussians) {
+  if (mle.remove_low_count_gaussians) {
     Log("Removed " + KaldiNumber(sum.removed_gaussians) +
         " Gaussians due to counts < --min-gaussian-occupancy=" +
-        KaldiNumber(options.min_gaussian_occupancy) + " and --remove-low-count-gaussians=true");
+        KaldiNumber(mle.min_gaussian_occupancy) + " and --remove-low-count-gaussians=true");
   }
   Log("GMM update: Overall " + KaldiNumber(sum.objective_change / sum.count) +
       " objective function improvement per frame over " + KaldiNumber(sum.count) + " frames");
@@ -145,20 +135,13 @@ int RunEst(int argc, char** argv) {
       KaldiNumber(stats->gmm.total_log_like / stats->gmm.total_frames) + " over " +
       KaldiNumber(stats->gmm.total_frames) + " frames.");
 
-  if (*mixup != 0 || *mixdown != 0 || args.Has("write-occs")) {
+  if (up.target != 0 || down.target != 0 || args.Has("write-occs")) {
     std::vector<float> occs(static_cast<size_t>(stats->gmm.num_pdfs()));
     for (int32_t pdf = 0; pdf < stats->gmm.num_pdfs(); ++pdf) {
       occs[size_t(pdf)] = static_cast<float>(stats->gmm.PdfOccupancy(pdf));
     }
-    const MixDownOptions down{.target = int32_t(*mixdown),
-                              .power = static_cast<float>(*power),
-                              .min_count = static_cast<float>(*min_count)};
-    const MixUpOptions up{.target = int32_t(*mixup),
-                          .power = static_cast<float>(*power),
-                          .min_count = static_cast<float>(*min_count),
-                          .perturb_factor = static_cast<float>(*perturb)};
     // gmm-est's draws: glibc's rand() sequence, seed 1 unless --srand says otherwise.
-    KaldiRandom random(static_cast<uint32_t>(*srand));
+    KaldiRandom random(static_cast<uint32_t>(srand));
     auto mixed = MixKaldiForm(
         occs, down, up, [&] { return double{random.Gauss()}; }, &*model);
     if (!mixed.ok()) return Fail("est", mixed.status());
@@ -169,7 +152,7 @@ int RunEst(int argc, char** argv) {
       }
     }
   }
-  if (absl::Status s = WriteKaldiStoredModel(*model, pos[2], args.GetBool("binary")); !s.ok()) {
+  if (absl::Status s = WriteKaldiStoredModel(*model, pos[2], binary); !s.ok()) {
     return Fail("est", s);
   }
   Log("Written model to " + pos[2]);
