@@ -1,7 +1,9 @@
 #include "feat/compute_features.h"
 
 #include "feat/deltas.h"
+#include "feat/feature_transform.h"
 #include "feat/mfcc.h"
+#include "feat/splice.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -28,12 +30,22 @@ absl::StatusOr<Matrix> ComputeBaseFeatures(const FrontEndOptions& opts, std::spa
   return mfcc;
 }
 
-Matrix FinishFeatures(const FrontEndOptions& opts, Matrix base, const CmvnStats& stats) {
+absl::StatusOr<Matrix> FinishFeatures(const FrontEndOptions& opts, Matrix base,
+                                      const CmvnStats& stats) {
   if (opts.cmvn == CmvnMode::kUtterance || opts.cmvn == CmvnMode::kSpeaker) {
     ApplyCmvn(stats, opts.norm_vars, &base);
   }
-  if (opts.deltas.order == 0 || base.rows == 0) return base;
-  return ComputeDeltas(opts.deltas, base);
+  if (base.rows == 0) {
+    base.cols = opts.dim();
+    return base;
+  }
+  if (opts.spliced()) {
+    GMM_ASSIGN_OR_RETURN(base, SpliceFrames(base, opts.splice_left, opts.splice_right));
+  } else if (opts.deltas.order > 0) {
+    base = ComputeDeltas(opts.deltas, base);
+  }
+  if (!opts.transform) return base;
+  return ApplyFeatureTransform(*opts.transform, base);
 }
 
 }  // namespace gmmscore

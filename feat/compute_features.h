@@ -23,7 +23,9 @@ absl::StatusOr<Matrix> ComputeBaseFeatures(const FrontEndOptions& opts, std::spa
                                            double samp_freq, double vtln_warp,
                                            std::string_view key);
 
-// Applies utterance or speaker CMVN with stats (ignored for the other modes), then the deltas.
-Matrix FinishFeatures(const FrontEndOptions& opts, Matrix base, const CmvnStats& stats);
+// Applies utterance or speaker CMVN with stats (ignored for the other modes), then the deltas or
+// the splice, then the transform.
+absl::StatusOr<Matrix> FinishFeatures(const FrontEndOptions& opts, Matrix base,
+                                      const CmvnStats& stats);
 
 }  // namespace gmmscore

@@ -1,6 +1,7 @@
 #include "feat/front_end_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "formats/matrix_table.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -152,6 +154,28 @@ const std::vector<Entry>& Entries() {
        IntAt([](O* o) -> int32_t& { return o->deltas.order; })},
       {{"delta-window", "N", "add-deltas --delta-window", "2"},
        IntAt([](O* o) -> int32_t& { return o->deltas.window; })},
+      {{"splice-left-context", "N",
+        "splice each frame with this many frames before it (splice-feats --left-context)", "0"},
+       IntAt([](O* o) -> int32_t& { return o->splice_left; })},
+      {{"splice-right-context", "N",
+        "splice each frame with this many frames after it (splice-feats --right-context)", "0"},
+       IntAt([](O* o) -> int32_t& { return o->splice_right; })},
+      {{"transform", "RXFILENAME",
+        "apply this linear or affine transform to the frames (transform-feats; e.g. an LDA+MLLT "
+        "model's final.mat)",
+        ""},
+       [](const std::string& n, const std::string& v, O* o) -> absl::Status {
+         o->transform_path = v;
+         if (v.empty()) {
+           o->transform.reset();
+           return absl::OkStatus();
+         }
+         auto m = ReadMatrixFile(v);
+         if (!m.ok())
+           return absl::InvalidArgumentError(absl::StrCat("--", n, ": ", m.status().message()));
+         o->transform = std::make_shared<const Matrix>(*std::move(m));
+         return absl::OkStatus();
+       }},
       {{"dither-seed", "N", "seed of the dither's random numbers (per utterance or stream)", "0"},
        [](const std::string& n, const std::string& v, O* o) {
          if (!absl::SimpleAtoi(v, &o->dither_seed)) {
@@ -172,6 +196,31 @@ absl::Status FrontEndOptions::Validate() const {
   if (cmn_window < 1 || cmn_window > 1000000) {
     return absl::InvalidArgumentError(
         absl::StrCat("--cmn-window ", cmn_window, " is not in [1, 1000000]"));
+  }
+  if (splice_left < 0 || splice_right < 0 || splice_left > 100 || splice_right > 100) {
+    return absl::InvalidArgumentError(absl::StrCat("--splice-left-context ", splice_left,
+                                                   " and --splice-right-context ", splice_right,
+                                                   " must be in [0, 100]"));
+  }
+  if (spliced() && deltas.order > 0) {
+    return absl::InvalidArgumentError(
+        "a front end has deltas or spliced frames, not both (--delta-order with "
+        "--splice-*-context)");
+  }
+  if (transform) {
+    const int32_t in = untransformed_dim();
+    if (transform->rows < 1 || (transform->cols != in && transform->cols != in + 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("--transform ", transform_path, " is ",
+                                                     transform->rows, " x ", transform->cols,
+                                                     "; the frames before it have dimension ", in,
+                                                     " (", in, " or ", in + 1, " columns needed)"));
+    }
+    for (const float x : transform->data) {
+      if (!std::isfinite(x)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--transform ", transform_path, " has a value that is not finite"));
+      }
+    }
   }
   return absl::OkStatus();
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "feat/feature_transform.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -67,22 +68,40 @@ void OnlineFrontEnd::ComputeReadyBaseFrames() {
 }
 
 int64_t OnlineFrontEnd::TakeFrames(std::vector<float>* frames) {
-  const int32_t base_dim = opts_.mfcc.num_ceps, out_dim = dim();
+  const int32_t base_dim = opts_.mfcc.num_ceps, untransformed_dim = opts_.untransformed_dim();
   const int64_t lookahead = lookahead_frames();
   // Frame t is final when frame t + lookahead exists, or at the end (the clamp then uses the
-  // last frame, as add-deltas does).
+  // last frame, as add-deltas and splice-feats do).
   const int64_t last = finished_ ? base_frames_ : base_frames_ - lookahead;
-  int64_t taken = 0;
-  for (int64_t t = frames_out_; t < last; ++t, ++taken) {
-    const size_t at = frames->size();
-    frames->resize(at + out_dim);
-    deltas_.ComputeFrame(
-        [&](int64_t r) { return base_.data() + static_cast<size_t>(r - base_offset_) * base_dim; },
-        base_dim, base_frames_, t, frames->data() + at);
+  const int64_t count = std::max<int64_t>(0, last - frames_out_);
+  auto base_row = [&](int64_t r) {
+    return base_.data() + static_cast<size_t>(r - base_offset_) * base_dim;
+  };
+  // The frames before the transform: deltas, spliced frames or the base frames.
+  Matrix untransformed(static_cast<int32_t>(count), untransformed_dim);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t t = frames_out_ + i;
+    float* out = untransformed.row(static_cast<int32_t>(i));
+    if (opts_.spliced()) {
+      for (int64_t k = -opts_.splice_left; k <= opts_.splice_right; ++k) {
+        const int64_t r = std::clamp<int64_t>(t + k, 0, base_frames_ - 1);
+        std::copy_n(base_row(r), base_dim, out + (k + opts_.splice_left) * base_dim);
+      }
+    } else {
+      deltas_.ComputeFrame(base_row, base_dim, base_frames_, t, out);
+    }
   }
+  if (opts_.transform && count > 0) {
+    // The shape was checked with the options (FrontEndOptions::Validate).
+    auto transformed = ApplyFeatureTransform(*opts_.transform, untransformed);
+    untransformed = *std::move(transformed);
+  }
+  frames->insert(frames->end(), untransformed.data.begin(), untransformed.data.end());
+  const int64_t taken = count;
   frames_out_ += taken;
-  // The deltas of later frames look back lookahead frames.
-  const int64_t keep_from = std::max<int64_t>(0, frames_out_ - lookahead);
+  // Later frames look back as far as the deltas' window or the splice's left context.
+  const int64_t history = opts_.spliced() ? opts_.splice_left : lookahead;
+  const int64_t keep_from = std::max<int64_t>(0, frames_out_ - history);
   if (keep_from > base_offset_) {
     base_.erase(base_.begin(),
                 base_.begin() + static_cast<size_t>(keep_from - base_offset_) * base_dim);

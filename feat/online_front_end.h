@@ -1,8 +1,10 @@
 // The front end for one stream of audio: samples arrive in chunks of any length and feature
 // frames come out as soon as they are final: MFCC (feat/mfcc.h), then, when configured,
-// OnlineCmvn's causal sliding window (feat/cmvn.h) and deltas (feat/deltas.h). Frame t leaves once
-// the samples of frame t + lookahead_frames() are in (the deltas' look-ahead), or when the input is
-// finished. Fed a whole utterance, it gives what the offline computation gives, bit for bit.
+// OnlineCmvn's causal sliding window (feat/cmvn.h), deltas (feat/deltas.h) or spliced frames
+// (feat/splice.h), and a feature transform (feat/feature_transform.h: an LDA+MLLT matrix). Frame
+// t leaves once the samples of frame t + lookahead_frames() are in (the deltas' or the splice's
+// look-ahead), or when the input is finished. Fed a whole utterance, it gives what the offline
+// computation gives, bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +25,8 @@ class OnlineFrontEnd {
   static absl::StatusOr<std::unique_ptr<OnlineFrontEnd>> Create(const FrontEndOptions& opts,
                                                                 uint64_t seed);
   int32_t dim() const { return opts_.dim(); }
-  // Frames of delay the deltas add before a frame is final.
-  int32_t lookahead_frames() const { return opts_.deltas.lookahead(); }
+  // Frames of delay the deltas or the splice add before a frame is final.
+  int32_t lookahead_frames() const { return opts_.lookahead(); }
 
   void AcceptWaveform(std::span<const float> samples);
   void InputFinished();

@@ -31,7 +31,12 @@ absl::StatusOr<bool> WaveFeatureTableReader::Next(std::string* key, Matrix* valu
   }
   CmvnStats stats(base->cols);
   if (opts_.cmvn == CmvnMode::kUtterance) stats.AddFrames(*base);
-  *value = FinishFeatures(opts_, std::move(*base), stats);
+  auto finished = FinishFeatures(opts_, std::move(*base), stats);
+  if (!finished.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("utterance ", *key, ": ", finished.status().message()));
+  }
+  *value = *std::move(finished);
   return true;
 }
 

@@ -12,9 +12,12 @@
 #include "feat/compute_features.h"
 #include "feat/deltas.h"
 #include "feat/feature_window.h"
+#include "feat/front_end_options.h"
 #include "feat/mfcc.h"
 #include "feat/online_front_end.h"
 #include "feat/wave_reader.h"
+#include "formats/double_matrix_table.h"
+#include "formats/kaldi_tables.h"
 #include "tests/test_util.h"
 #include "tests/wave_test_util.h"
 
@@ -299,7 +302,9 @@ TEST(FrontEndTest, ReproducesKaldisFeatures) {
     ASSERT_TRUE(base.ok()) << base.status();
     CmvnStats stats(base->cols);
     stats.AddFrames(*base);
-    const Matrix feats = FinishFeatures(opts, std::move(*base), stats);
+    auto finished = FinishFeatures(opts, std::move(*base), stats);
+    ASSERT_TRUE(finished.ok()) << finished.status();
+    const Matrix& feats = *finished;
     const Matrix& ref = kaldi.at(key);
     ASSERT_EQ(feats.rows, ref.rows) << key;
     ASSERT_EQ(feats.cols, 39);
@@ -327,7 +332,9 @@ TEST(FrontEndTest, StreamingEqualsOffline) {
     const std::vector<float> wave = RandomWave(samples, 21);
     auto base = ComputeBaseFeatures(opts, wave, 16000, 1.0, "utt");
     ASSERT_TRUE(base.ok());
-    const Matrix offline = FinishFeatures(opts, std::move(*base), CmvnStats(13));
+    auto finished = FinishFeatures(opts, std::move(*base), CmvnStats(13));
+    ASSERT_TRUE(finished.ok()) << finished.status();
+    const Matrix& offline = *finished;
 
     auto online = OnlineFrontEnd::Create(opts, DitherSeed(opts.dither_seed, "utt"));
     ASSERT_TRUE(online.ok()) << online.status();
@@ -350,6 +357,111 @@ TEST(FrontEndTest, StreamingEqualsOffline) {
     ASSERT_EQ(static_cast<int64_t>(frames.size()), int64_t{offline.rows} * offline.cols);
     EXPECT_TRUE(std::equal(frames.begin(), frames.end(), offline.data.begin()));
   }
+}
+
+std::map<std::string, DoubleMatrix> ReadDoubleMatrixTable(const std::string& rspecifier) {
+  std::map<std::string, DoubleMatrix> out;
+  auto reader = DoubleMatrixTableReader::Open(rspecifier);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return out;
+  std::string key;
+  DoubleMatrix m;
+  while (true) {
+    auto more = (*reader)->Next(&key, &m);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) return out;
+    out[key] = m;
+  }
+}
+
+// An LDA+MLLT model's front end (tri2b, tri3b): spliced frames through the model's matrix.
+// Streamed in chunks of any size it gives the offline features bit for bit; offline, on the kit's
+// MFCCs with per-speaker CMVN, it gives what Kaldi's apply-cmvn | splice-feats | transform-feats
+// gave (tests/data/kaldi-tri-feats) to float rounding.
+TEST(FrontEndTest, SplicedAndTransformedStreamsEqualOfflineAndKaldi) {
+  FrontEndOptions opts;
+  ASSERT_TRUE(SetFrontEndOption("splice-left-context", "3", &opts).ok());
+  ASSERT_TRUE(SetFrontEndOption("splice-right-context", "3", &opts).ok());
+  ASSERT_TRUE(SetFrontEndOption("transform", DataPath("kaldi-tri-feats/final.mat"), &opts).ok());
+  ASSERT_TRUE(opts.Validate().ok()) << opts.Validate();
+  EXPECT_EQ(opts.dim(), 40);
+  EXPECT_EQ(opts.lookahead(), 3);
+
+  // Offline against Kaldi: the kit's MFCCs, CMVN by speaker.
+  opts.cmvn = CmvnMode::kSpeaker;
+  const auto mfcc = ReadTable("ark:" + DataPath("kaldi-tri-feats/feats.ark"));
+  const auto cmvn = ReadDoubleMatrixTable("ark:" + DataPath("kaldi-tri-feats/cmvn.ark"));
+  const auto utt2spk = ReadTokenMap("ark:" + DataPath("kaldi-tri-feats/utt2spk"));
+  ASSERT_TRUE(utt2spk.ok());
+  const auto kaldi = ReadTable("ark:" + DataPath("kaldi-tri-feats/feats_lda_tri2b.sub.ark"));
+  ASSERT_EQ(kaldi.size(), 9u);
+  for (const auto& [utt, want] : kaldi) {
+    const DoubleMatrix& m = cmvn.at(utt2spk->at(utt));
+    auto stats = CmvnStats::FromKaldiRows(m.rows, m.cols, m.data, false);
+    ASSERT_TRUE(stats.ok());
+    auto feats = FinishFeatures(opts, mfcc.at(utt), *stats);
+    ASSERT_TRUE(feats.ok()) << feats.status();
+    ASSERT_EQ(feats->rows, want.rows);
+    ASSERT_EQ(feats->cols, 40);
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      ASSERT_NEAR(feats->data[i], want.data[i], 1e-5) << utt << " value " << i;
+    }
+  }
+
+  // Streaming against offline, with online CMVN and dither.
+  opts.cmvn = CmvnMode::kOnline;
+  opts.mfcc.frame.dither = 1.0;
+  opts.dither_seed = 5;
+  for (const int64_t samples : {int64_t{23911}, int64_t{400}, int64_t{1}, int64_t{0}}) {
+    SCOPED_TRACE(samples);
+    const std::vector<float> wave = RandomWave(samples, 8);
+    auto base = ComputeBaseFeatures(opts, wave, 16000, 1.0, "utt");
+    ASSERT_TRUE(base.ok());
+    auto offline = FinishFeatures(opts, std::move(*base), CmvnStats(13));
+    ASSERT_TRUE(offline.ok()) << offline.status();
+    auto online = OnlineFrontEnd::Create(opts, DitherSeed(opts.dither_seed, "utt"));
+    ASSERT_TRUE(online.ok()) << online.status();
+    EXPECT_EQ((*online)->dim(), 40);
+    std::vector<float> frames;
+    std::mt19937 rng(6);
+    int64_t at = 0;
+    while (at < samples) {
+      const int64_t n =
+          std::min<int64_t>(samples - at, std::uniform_int_distribution<int>(0, 700)(rng));
+      (*online)->AcceptWaveform(std::span<const float>(wave).subspan(at, n));
+      at += n;
+      (*online)->TakeFrames(&frames);
+      // A frame leaves only when the 3 frames after it are in.
+      const int64_t complete = NumFrames(at, opts.mfcc.frame);
+      EXPECT_LE(static_cast<int64_t>(frames.size()) / 40, std::max<int64_t>(0, complete - 3));
+    }
+    (*online)->InputFinished();
+    (*online)->TakeFrames(&frames);
+    ASSERT_EQ(static_cast<int64_t>(frames.size()), int64_t{offline->rows} * 40);
+    EXPECT_TRUE(std::equal(frames.begin(), frames.end(), offline->data.begin()));
+  }
+}
+
+// A transform of the wrong size, one with a NaN, a missing file, deltas with a splice: errors
+// that say which option.
+TEST(FrontEndTest, BadSpliceAndTransformOptionsAreRefused) {
+  TempDir dir;
+  FrontEndOptions opts;
+  EXPECT_FALSE(SetFrontEndOption("transform", dir.file("missing.mat"), &opts).ok());
+  ASSERT_TRUE(SetFrontEndOption("transform", DataPath("kaldi-tri-feats/final.mat"), &opts).ok());
+  absl::Status wrong = opts.Validate();  // 13-dim frames, a 91-column matrix
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.message().find("the frames before it have dimension 13"), absl::string_view::npos)
+      << wrong;
+  opts.splice_left = opts.splice_right = 3;
+  EXPECT_TRUE(opts.Validate().ok());
+  opts.deltas.order = 2;
+  EXPECT_FALSE(opts.Validate().ok());
+  opts.deltas.order = 0;
+  Matrix nan = *opts.transform;
+  nan.at(3, 5) = std::nanf("");
+  opts.transform = std::make_shared<const Matrix>(nan);
+  EXPECT_FALSE(opts.Validate().ok());
 }
 
 TEST(FrontEndTest, StreamsRefuseWholeUtteranceCmvn) {

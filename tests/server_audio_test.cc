@@ -86,11 +86,49 @@ TEST_F(ServerAudioTest, AudioStreamsEqualOfflineFeaturesAndScores) {
     const std::string id = "utt-" + std::to_string(samples);
     auto base = ComputeBaseFeatures(opts, wave, 16000, 1.0, id);
     ASSERT_TRUE(base.ok());
-    const Matrix offline =
-        OfflineScores(MonoModelPath(), FinishFeatures(opts, *base, CmvnStats(13)));
+    auto feats = FinishFeatures(opts, *base, CmvnStats(13));
+    ASSERT_TRUE(feats.ok()) << feats.status();
+    const Matrix offline = OfflineScores(MonoModelPath(), *feats);
     auto streamed = StreamAudio(channel_, AudioConfigFor(id, "online"), ToPcm(wave), 7);
     ASSERT_TRUE(streamed.ok()) << streamed.status();
     EXPECT_EQ(*streamed, offline);
+  }
+}
+
+// A tri3b model (LDA+MLLT, 40 dims) served from audio: the front end splices 7 frames of online
+// CMVN'd MFCCs and applies the model's final.mat; the streamed scores equal offline features +
+// score bit for bit.
+TEST(ServerAudioLdaTest, SplicedTransformedStreamsEqualOfflineScores) {
+  TempDir dir;
+  const std::string conf =
+      "--use-energy=false\n--dither=0\n--cmvn=online\n--cmn-window=200\n"
+      "--splice-left-context=3\n--splice-right-context=3\n--transform=" +
+      DataPath("kaldi-tri-feats/final.mat") + "\n";
+  WriteFile(dir.file("lda.conf"), conf);
+  server::ServerConfig config = LoopbackConfig();
+  const std::string tri3b = DataPath("kaldi-tri-fmllr/final.mdl");
+  config.models.push_back({"tri3b", tri3b});
+  config.front_ends.push_back({"lda", dir.file("lda.conf")});
+  auto server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  auto channel = Connect(server->port());
+  FrontEndOptions opts;
+  ASSERT_TRUE(ApplyFrontEndConfig("lda.conf", conf, &opts).ok());
+  for (const int64_t samples : {int64_t{30011}, int64_t{800}}) {
+    SCOPED_TRACE(samples);
+    const std::vector<float> wave = RandomWave(samples, uint64_t(samples) + 3);
+    const std::string id = "lda-" + std::to_string(samples);
+    auto base = ComputeBaseFeatures(opts, wave, 16000, 1.0, id);
+    ASSERT_TRUE(base.ok());
+    auto feats = FinishFeatures(opts, *base, CmvnStats(13));
+    ASSERT_TRUE(feats.ok()) << feats.status();
+    ASSERT_EQ(feats->cols, 40);
+    v1::StreamConfig c = StreamConfigFor(id, 10, "tri3b", 0);
+    c.mutable_audio()->set_front_end("lda");
+    c.mutable_audio()->set_sample_rate_hz(16000);
+    auto streamed = StreamAudio(channel, c, ToPcm(wave), 11);
+    ASSERT_TRUE(streamed.ok()) << streamed.status();
+    EXPECT_EQ(*streamed, OfflineScores(tri3b, *feats));
   }
 }
 

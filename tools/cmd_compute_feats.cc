@@ -116,7 +116,8 @@ int RunComputeFeats(int argc, char** argv) {
   auto flush = [&](bool all) -> absl::Status {
     while (!pending.empty() && (all || remaining[pending.front().speaker] == 0)) {
       Pending& p = pending.front();
-      const Matrix feats = FinishFeatures(opts, std::move(p.base), speaker_stats[p.speaker]);
+      GMM_ASSIGN_OR_RETURN(const Matrix feats,
+                           FinishFeatures(opts, std::move(p.base), speaker_stats[p.speaker]));
       GMM_RETURN_IF_ERROR((*writer)->Write(p.key, feats));
       pending.pop_front();
     }
