@@ -16,7 +16,12 @@
 #                                             and runs a non-root gmmscored with a health check
 # JOBS (default: all cores) sets the build's parallelism; GMMSCORE_CMAKE_ARGS adds configure
 # arguments.
-set -euo pipefail
+set -Eeuo pipefail
+# No step fails silently: the command, and the logs of the smoke test's programs; nor does it
+# leave the smoke test's daemon running.
+trap 'echo "docker-build-steps.sh: line $LINENO failed (exit $?): $BASH_COMMAND" >&2
+  [ -z "${tmp:-}" ] || tail -n 20 "$tmp"/*.log >&2
+  [ -z "${pid:-}" ] || kill "$pid" 2>/dev/null || true' ERR
 
 step=${1:?usage: docker-build-steps.sh build|bundle|smoke|all ...}
 shift
@@ -39,7 +44,9 @@ bundle() {
   local lib lazy
   # libsndfile is loaded when audio is first read (util/shared_library.h), so ldd does not list
   # it: it goes in by name, with what it loads.
-  lazy=$(ldconfig -p | awk '$1 == "libsndfile.so.1" {print $NF; exit}')
+  # awk reads to the end: ldconfig's list outgrows a pipe's buffer, and a reader that stops early
+  # kills it with SIGPIPE, which pipefail turns into a silent exit.
+  lazy=$(ldconfig -p | awk '$1 == "libsndfile.so.1" && lazy == "" {lazy = $NF} END {print lazy}')
   [ -n "$lazy" ] || { echo "docker-build-steps.sh: libsndfile.so.1 is not installed" >&2; return 1; }
   { ldd "$prefix/bin/gmmscored" "$prefix/bin/gmmscore" "$prefix/lib/gmmscore/libgmmscore_openfst.so" "$lazy" |
       awk '$2 == "=>" && $3 ~ /^\// {print $3}'; echo "$lazy"; } |

@@ -32,7 +32,9 @@ strip --strip-unneeded "$bundle"/bin/*  # symbol tables: a third of each binary
 # OpenBLAS (the bench's BLAS peer), with what they load.
 lazy=()
 for soname in libsndfile.so.1 libopenblas.so.0; do
-  path=$(ldconfig -p | awk -v n="$soname" '$1 == n {print $NF; exit}')
+  # awk reads to the end: a reader that stops early kills ldconfig with SIGPIPE (under pipefail,
+  # a silent exit), as its list outgrows a pipe's buffer.
+  path=$(ldconfig -p | awk -v n="$soname" '$1 == n && path == "" {path = $NF} END {print path}')
   [ -n "$path" ] || { echo "make_device_bundle.sh: $soname is not installed" >&2; exit 1; }
   lazy+=("$path")
 done
