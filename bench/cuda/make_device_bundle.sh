@@ -44,5 +44,5 @@ done
   xargs -r cp -L -t "$bundle/lib/"
 tar czf "$bundle/lib.tar.gz" -C "$bundle/lib" .
 tar czf "$bundle/bin.tar.gz" -C "$bundle/bin" .
-rm -rf "$bundle/lib" "$bundle/bin"
+rm -rf "${bundle:?}/lib" "${bundle:?}/bin"
 du -sh "$bundle"
