@@ -1,6 +1,9 @@
 #include "model/gmm_stats.h"
 
+#include <span>
+
 #include "absl/strings/str_cat.h"
+#include "util/kaldi_blas.h"
 
 namespace gmmscore {
 
@@ -61,9 +64,8 @@ GmmStats GmmStats::ForModel(const GmmModel& model, uint16_t flags) {
 }
 
 double GmmStats::PdfOccupancy(int32_t pdf) const {
-  double sum = 0.0;
-  for (uint32_t g = gauss_begin[pdf]; g < gauss_begin[pdf + 1]; ++g) sum += occupancy[g];
-  return sum;
+  return KaldiDoubleSum(std::span<const double>(occupancy).subspan(
+      gauss_begin[pdf], gauss_begin[pdf + 1] - gauss_begin[pdf]));
 }
 
 double GmmStats::TotalOccupancy() const {

@@ -58,6 +58,8 @@ struct GmmStats {
   int32_t num_gauss_in(int32_t pdf) const {
     return static_cast<int32_t>(gauss_begin[pdf + 1] - gauss_begin[pdf]);
   }
+  // Summed in the order of Kaldi's Vector::Sum (util/kaldi_blas.h): the mixing targets and the
+  // weights that come from it are Kaldi's to the last bit.
   double PdfOccupancy(int32_t pdf) const;
   double TotalOccupancy() const;
 

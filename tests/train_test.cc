@@ -25,6 +25,7 @@
 #include "train/mix_up.h"
 #include "train/mle_update.h"
 #include "train/transition_update.h"
+#include "util/kaldi_blas.h"
 #include "util/kaldi_random.h"
 
 namespace gmmscore {
@@ -489,6 +490,22 @@ TEST(TrainTest, TransitionUpdateFloorsAndSkipsAsKaldi) {
   // Statistics of another model's size are refused.
   counts.pop_back();
   EXPECT_FALSE(MleUpdateTransitions(TransitionUpdateOptions{}, counts, hmm, nullptr).ok());
+}
+
+// Kaldi's Vector::Sum is OpenBLAS's stride-0 dot product: its order decides the last bit, and a
+// sum that skips it renormalises the silence states' four transitions differently.
+TEST(TrainTest, SumsRoundAsKaldisBlasRoundsThem) {
+  const float f = std::ldexp(1.0f, -24);  // half an ulp of 1
+  // Pairs in float (1 + f ties to 1), then the pairs in double.
+  EXPECT_EQ(KaldiFloatSum(std::vector<float>{1.0f, f, f, 0.0f}), 1.0f);
+  EXPECT_EQ(static_cast<float>(1.0 + f + f), 1.0f + 2 * f);  // what a plain sum gives
+  EXPECT_EQ(KaldiFloatSum(std::vector<float>{0.25f, 0.5f, 0.125f}), 0.875f);
+  EXPECT_EQ(KaldiFloatSum(std::vector<float>{}), 0.0f);
+  // Elements 0 + 2 and 1 + 3 of each block of four, then the two.
+  const double d = std::ldexp(1.0, -53);  // half an ulp of 1
+  EXPECT_EQ(KaldiDoubleSum(std::vector<double>{1.0, d, 0.0, d}), 1.0 + 2 * d);
+  EXPECT_EQ(1.0 + d + 0.0 + d, 1.0);  // what a plain sum gives
+  EXPECT_EQ(KaldiDoubleSum(std::vector<double>{1, 2, 3, 4, 5, 6}), 21.0);
 }
 
 // ---- Kaldi's accumulator format.

@@ -98,14 +98,16 @@ int RunEst(int argc, char** argv) {
     auto updated = MleUpdateTransitions(transitions, stats->transitions, *model->hmm, &tsum);
     if (!updated.ok()) return Fail("est", updated.status());
     model->hmm = *std::move(updated);
-    Log("TransitionModel::Update, objf change is " +
-        KaldiNumber(tsum.objective_change / tsum.count) + " per frame over " +
+    // Kaldi keeps both sums in float and divides in float.
+    const float per_frame =
+        static_cast<float>(tsum.objective_change) / static_cast<float>(tsum.count);
+    Log("TransitionModel::Update, objf change is " + KaldiNumber(per_frame) + " per frame over " +
         KaldiNumber(tsum.count) + " frames. ");
     Log(KaldiNumber(tsum.floored) + " probabilities floored, " + KaldiNumber(tsum.skipped) +
         " out of " + KaldiNumber(model->hmm->NumTransitionStates()) +
         " transition-states skipped due to insuffient data (it is normal to have some "
         "skipped.)");
-    Log("Transition model update: Overall " + KaldiNumber(tsum.objective_change / tsum.count) +
+    Log("Transition model update: Overall " + KaldiNumber(per_frame) +
         " log-like improvement per frame over " + KaldiNumber(tsum.count) + " frames.");
   }
 

@@ -24,7 +24,10 @@ std::vector<int32_t> SplitTargets(const std::vector<float>& occupancies, int32_t
   const int32_t num_pdfs = static_cast<int32_t>(occupancies.size());
   std::priority_queue<PdfShare> queue;
   for (int32_t pdf = 0; pdf < num_pdfs; ++pdf) {
-    queue.push({pdf, 1, std::pow(occupancies[size_t(pdf)], power)});
+    // In double, rounded to float: Kaldi's GetSplitTargets calls the C library's pow on floats.
+    queue.push({pdf, 1,
+                static_cast<float>(std::pow(static_cast<double>(occupancies[size_t(pdf)]),
+                                            static_cast<double>(power)))});
   }
   for (int32_t total = num_pdfs; total < target;) {
     PdfShare top = queue.top();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "util/kaldi_blas.h"
 
 namespace gmmscore {
 namespace {
@@ -27,9 +28,9 @@ absl::Status UpdateGroup(const TransitionUpdateOptions& options, const Transitio
     for (int32_t i = 0; i < n; ++i)
       counts[size_t(i)] += stats[size_t(model.FirstTransitionId(tstate) + i)];
   }
-  double total = 0.0;
-  for (const double c : counts) total += c;
-  sum->count += total;
+  const double total = KaldiDoubleSum(counts);
+  // The summary's sums are floats, as Kaldi keeps them for its log lines.
+  sum->count = static_cast<float>(sum->count + total);
   if (total < options.min_count) {
     ++sum->skipped;
     return absl::OkStatus();
@@ -38,16 +39,16 @@ absl::Status UpdateGroup(const TransitionUpdateOptions& options, const Transitio
   std::vector<float> probs(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) probs[size_t(i)] = static_cast<float>(counts[size_t(i)] / total);
   for (int round = 0; round < 3; ++round) {
-    double norm = 0.0;
-    for (const float p : probs) norm += p;
-    const float scale = static_cast<float>(1.0 / static_cast<float>(norm));
+    const float scale = static_cast<float>(1.0 / static_cast<double>(KaldiFloatSum(probs)));
     for (float& p : probs) p = std::max(p * scale, options.floor);
   }
   for (int32_t i = 0; i < n; ++i) {
     if (probs[size_t(i)] == options.floor) ++sum->floored;
     const float new_log = std::log(probs[size_t(i)]);
-    sum->objective_change +=
-        counts[size_t(i)] * (double(new_log) - model.TransitionIdToLogProb(first + i));
+    // The old probability as Kaldi measures it: the stored log-probability through exp and back.
+    const float old_log = std::log(std::exp(model.TransitionIdToLogProb(first + i)));
+    sum->objective_change = static_cast<float>(
+        sum->objective_change + counts[size_t(i)] * static_cast<double>(new_log - old_log));
     if (!std::isfinite(new_log)) {
       return absl::InvalidArgumentError(
           absl::StrCat("transition-id ", first + i, ": the new log-probability is ", new_log));

@@ -6,7 +6,8 @@
 //  - otherwise p = count / total, then three rounds of renormalising and flooring at `floor`;
 //  - with share_for_pdfs, the counts of every transition-state with the same forward pdf are
 //    pooled and the result shared.
-// The probabilities are computed in float, as Kaldi stores them.
+// The probabilities are computed in float, as Kaldi stores them, with its sums' rounding
+// (util/kaldi_blas.h), so that the model is Kaldi's to the last bit.
 #pragma once
 
 #include <cstdint>
