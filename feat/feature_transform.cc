@@ -16,13 +16,18 @@ TransformShape ClassifyTransform(const Matrix& transform, int32_t dim) {
 }
 
 absl::StatusOr<Matrix> ApplyFeatureTransform(const Matrix& transform, const Matrix& frames) {
-  const int32_t dim = frames.cols;
-  const TransformShape shape = ClassifyTransform(transform, dim);
+  const TransformShape shape = ClassifyTransform(transform, frames.cols);
   if (shape == TransformShape::kBad) {
     return absl::InvalidArgumentError(absl::StrCat("transform of dimension ", transform.rows, "x",
                                                    transform.cols, " versus feature dimension ",
-                                                   dim));
+                                                   frames.cols));
   }
+  return ApplyClassifiedTransform(transform, shape, frames);
+}
+
+Matrix ApplyClassifiedTransform(const Matrix& transform, TransformShape shape,
+                                const Matrix& frames) {
+  const int32_t dim = frames.cols;
   Matrix out(frames.rows, transform.rows);
   for (int32_t t = 0; t < frames.rows; ++t) {
     const float* x = frames.row(t);

@@ -22,6 +22,11 @@ TransformShape ClassifyTransform(const Matrix& transform, int32_t dim);
 // frames x transform.rows. InvalidArgument where the transform fits neither shape.
 absl::StatusOr<Matrix> ApplyFeatureTransform(const Matrix& transform, const Matrix& frames);
 
+// The same for a transform already classified for frames.cols: `shape` is ClassifyTransform's
+// answer, kLinear or kAffine (the caller checked it once, as a stream's front end does).
+Matrix ApplyClassifiedTransform(const Matrix& transform, TransformShape shape,
+                                const Matrix& frames);
+
 // A B, the transform that applies B and then A (Kaldi's ComposeTransforms, compose-transforms):
 // where A has as many columns as B has rows, the plain product; where A is affine (one column
 // more), B is extended by a last row 0 ... 0 1 (b_is_affine: B's last column is its offset) or by

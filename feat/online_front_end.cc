@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "feat/feature_transform.h"
 #include "util/status_macros.h"
 
@@ -15,13 +16,25 @@ absl::StatusOr<std::unique_ptr<OnlineFrontEnd>> OnlineFrontEnd::Create(const Fro
         "a stream's front end takes --cmvn=none or --cmvn=online: utterance and speaker CMVN "
         "need the whole input");
   }
+  if (opts.transform &&
+      ClassifyTransform(*opts.transform, opts.untransformed_dim()) == TransformShape::kBad) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the feature transform is ", opts.transform->rows, "x", opts.transform->cols,
+                     ": it takes neither ", opts.untransformed_dim(), " nor ",
+                     opts.untransformed_dim() + 1, " columns"));
+  }
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<MfccComputer> mfcc, MfccComputer::Create(opts.mfcc));
   return std::unique_ptr<OnlineFrontEnd>(new OnlineFrontEnd(opts, std::move(mfcc), seed));
 }
 
 OnlineFrontEnd::OnlineFrontEnd(const FrontEndOptions& opts, std::unique_ptr<MfccComputer> mfcc,
                                uint64_t seed)
-    : opts_(opts), mfcc_(std::move(mfcc)), deltas_(opts.deltas), noise_(seed) {
+    : opts_(opts),
+      mfcc_(std::move(mfcc)),
+      deltas_(opts.deltas),
+      noise_(seed),
+      transform_shape_(opts.transform ? ClassifyTransform(*opts.transform, opts.untransformed_dim())
+                                      : TransformShape::kBad) {
   if (opts.cmvn == CmvnMode::kOnline) {
     cmvn_ = std::make_unique<SlidingCmvn>(opts.mfcc.num_ceps, opts.cmn_window, opts.norm_vars);
   }
@@ -92,9 +105,7 @@ int64_t OnlineFrontEnd::TakeFrames(std::vector<float>* frames) {
     }
   }
   if (opts_.transform && count > 0) {
-    // The shape was checked with the options (FrontEndOptions::Validate).
-    auto transformed = ApplyFeatureTransform(*opts_.transform, untransformed);
-    untransformed = *std::move(transformed);
+    untransformed = ApplyClassifiedTransform(*opts_.transform, transform_shape_, untransformed);
   }
   frames->insert(frames->end(), untransformed.data.begin(), untransformed.data.end());
   const int64_t taken = count;

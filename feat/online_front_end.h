@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "feat/cmvn.h"
+#include "feat/feature_transform.h"
 #include "feat/front_end_options.h"
 
 namespace gmmscore {
@@ -46,6 +47,7 @@ class OnlineFrontEnd {
   std::unique_ptr<SlidingCmvn> cmvn_;
   DeltaComputer deltas_;
   GaussianNoise noise_;
+  TransformShape transform_shape_;  // of opts_.transform, checked by Create
   bool finished_ = false;
   std::vector<float> wave_;  // samples wave_offset_ .. num_samples_ - 1
   int64_t wave_offset_ = 0;

@@ -462,6 +462,9 @@ TEST(FrontEndTest, BadSpliceAndTransformOptionsAreRefused) {
   nan.at(3, 5) = std::nanf("");
   opts.transform = std::make_shared<const Matrix>(nan);
   EXPECT_FALSE(opts.Validate().ok());
+  // A stream's front end refuses what the options refuse, before any audio.
+  opts.splice_left = opts.splice_right = 2;
+  EXPECT_FALSE(OnlineFrontEnd::Create(opts, 0).ok());
 }
 
 TEST(FrontEndTest, StreamsRefuseWholeUtteranceCmvn) {
