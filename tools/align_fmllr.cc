@@ -20,6 +20,7 @@
 #include "formats/matrix_lookup.h"
 #include "formats/matrix_table.h"
 #include "formats/model_io.h"
+#include "formats/table_by_key.h"
 #include "tools/kaldi_log.h"
 #include "util/kaldi_random.h"
 #include "util/status_macros.h"
@@ -66,20 +67,6 @@ absl::StatusOr<AlignTableSummary> AlignPass(const AlignOptions& options,
   GMM_ASSIGN_OR_RETURN(AlignBackend backend, MakeAlignBackend(request, model));
   return AlignTable(options, model, backend.scorer.get(), backend.aligner.get(), graphs.get(),
                     &feats, out, program, log);
-}
-
-absl::StatusOr<std::map<std::string, std::vector<int32_t>>> ReadAlignments(
-    const std::string& rspecifier) {
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<Int32VectorTableReader> reader,
-                       Int32VectorTableReader::Open(rspecifier));
-  std::map<std::string, std::vector<int32_t>> out;
-  std::string key;
-  std::vector<int32_t> alignment;
-  while (true) {
-    GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &alignment));
-    if (!more) return out;
-    out[key] = std::move(alignment);
-  }
 }
 
 // The alignment model and the model must share their pdfs (one tree, one GMM size per pdf).
@@ -207,7 +194,9 @@ absl::StatusOr<AlignTableSummary> AlignTableWithFmllr(
     GMM_RETURN_IF_ERROR(ali->Close());
     LogAlignSummary(pass1, program, log);
   }
-  GMM_ASSIGN_OR_RETURN(const auto alignments, ReadAlignments("ark:" + temp.file("pass1.ali")));
+  GMM_ASSIGN_OR_RETURN(const auto alignments,
+                       (ReadTableByKey<Int32VectorTableReader, std::vector<int32_t>>(
+                           "ark:" + temp.file("pass1.ali"))));
 
   // The transforms: Gaussian posteriors under the alignment model, statistics of the model.
   KaldiLog(log, "LOG", program, "fMLLR: estimating a transform per speaker");

@@ -11,6 +11,7 @@
 #include "feat/feature_transform.h"
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_table.h"
+#include "formats/table_by_key.h"
 #include "formats/table_specifier.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
@@ -30,19 +31,6 @@ struct Options {
   std::string utt2spk;
 };
 
-absl::StatusOr<std::map<std::string, Matrix>> ReadAll(const std::string& rspecifier) {
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<MatrixTableReader> reader,
-                       MatrixTableReader::Open(rspecifier));
-  std::map<std::string, Matrix> out;
-  std::string key;
-  Matrix m;
-  while (true) {
-    GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &m));
-    if (!more) return out;
-    out[key] = std::move(m);
-  }
-}
-
 // Composes and writes one entry; an empty matrix is warned about and skipped (Kaldi's
 // ComposeTransforms returns false for it), mismatched dimensions are an error.
 absl::Status WriteComposed(const std::string& key, const Matrix& a, const Matrix& b,
@@ -60,7 +48,7 @@ absl::Status ComposeTables(const std::string& a_in, const std::string& b_in,
   const bool a_table = IsTableSpecifier(a_in), b_table = IsTableSpecifier(b_in);
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<MatrixTableWriter> writer, MatrixTableWriter::Open(c_out));
   if (a_table && b_table) {
-    GMM_ASSIGN_OR_RETURN(const auto b_by_key, ReadAll(b_in));
+    GMM_ASSIGN_OR_RETURN(const auto b_by_key, (ReadTableByKey<MatrixTableReader, Matrix>(b_in)));
     std::map<std::string, std::string> utt2spk;
     if (!options.utt2spk.empty()) {
       GMM_ASSIGN_OR_RETURN(utt2spk, ReadTokenMap(options.utt2spk));

@@ -14,6 +14,7 @@
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_lookup.h"
 #include "formats/matrix_table.h"
+#include "formats/table_by_key.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
@@ -70,19 +71,6 @@ struct Totals {
   double improvement = 0.0, frames = 0.0;
   int64_t done = 0, no_posteriors = 0, other_errors = 0;
 };
-
-template <typename Reader, typename Value>
-absl::StatusOr<std::map<std::string, Value>> ReadAll(const std::string& rspecifier) {
-  GMM_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, Reader::Open(rspecifier));
-  std::map<std::string, Value> out;
-  std::string key;
-  Value value;
-  while (true) {
-    GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &value));
-    if (!more) return out;
-    out[key] = std::move(value);
-  }
-}
 
 // gmm-est-fmllr's posteriors over transition-ids, gathered per pdf.
 absl::Status AccumulateUtterance(const KaldiStoredModel& model, const Matrix& feats,
@@ -162,7 +150,7 @@ template <typename Reader, typename Value>
 absl::Status Run(const Tool& tool, const FmllrOptions& options, const std::string& spk2utt,
                  const std::vector<std::string>& pos, Totals* totals) {
   GMM_ASSIGN_OR_RETURN(const KaldiStoredModel model, ReadKaldiStoredModel(pos[0], true, true));
-  GMM_ASSIGN_OR_RETURN(const auto posteriors, (ReadAll<Reader, Value>(pos[2])));
+  GMM_ASSIGN_OR_RETURN(const auto posteriors, (ReadTableByKey<Reader, Value>(pos[2])));
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<MatrixTableWriter> writer, MatrixTableWriter::Open(pos[3]));
   if (!spk2utt.empty()) {
     GMM_ASSIGN_OR_RETURN(std::unique_ptr<TokenVectorTableReader> speakers,

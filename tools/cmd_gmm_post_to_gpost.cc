@@ -12,6 +12,7 @@
 #include "formats/kaldi_model_copy.h"
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_table.h"
+#include "formats/table_by_key.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
@@ -32,18 +33,8 @@ absl::Status Convert(const std::vector<std::string>& pos, float rand_prune, Tota
   GMM_ASSIGN_OR_RETURN(const KaldiStoredModel model, ReadKaldiStoredModel(pos[0], true, true));
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<MatrixTableReader> features,
                        MatrixTableReader::Open(pos[1]));
-  std::map<std::string, Posterior> posteriors;
-  {
-    GMM_ASSIGN_OR_RETURN(std::unique_ptr<PosteriorTableReader> reader,
-                         PosteriorTableReader::Open(pos[2]));
-    std::string key;
-    Posterior posterior;
-    while (true) {
-      GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &posterior));
-      if (!more) break;
-      posteriors[key] = std::move(posterior);
-    }
-  }
+  GMM_ASSIGN_OR_RETURN(const auto posteriors,
+                       (ReadTableByKey<PosteriorTableReader, Posterior>(pos[2])));
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<GaussPostTableWriter> writer,
                        GaussPostTableWriter::Open(pos[3]));
   // RandPrune's draws: rand()'s sequence, which Kaldi's tool never seeds.
