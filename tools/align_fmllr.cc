@@ -21,6 +21,7 @@
 #include "formats/matrix_table.h"
 #include "formats/model_io.h"
 #include "formats/table_by_key.h"
+#include "formats/utterance_transforms.h"
 #include "tools/kaldi_log.h"
 #include "util/kaldi_random.h"
 #include "util/status_macros.h"
@@ -89,8 +90,7 @@ absl::Status CheckSamePdfs(const KaldiStoredModel& alignment, const KaldiStoredM
 // Pass 2's input: every utterance's features through its speaker's transform; utterances of no
 // speaker or with no transform are left out (pass 2 then warns "No features for utterance").
 absl::Status WriteAdaptedFeatures(const std::string& feats_in,
-                                  const std::map<std::string, std::string>& utt2spk,
-                                  const std::map<std::string, Matrix>& transforms,
+                                  const UtteranceTransforms& transforms,
                                   const std::string& feats_out) {
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<MatrixTableReader> reader,
                        MatrixTableReader::Open(feats_in));
@@ -101,11 +101,9 @@ absl::Status WriteAdaptedFeatures(const std::string& feats_in,
   while (true) {
     GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&utt, &feats));
     if (!more) break;
-    const auto spk = utt2spk.find(utt);
-    if (spk == utt2spk.end()) continue;
-    const auto transform = transforms.find(spk->second);
-    if (transform == transforms.end()) continue;
-    auto adapted = ApplyFeatureTransform(transform->second, feats);
+    const Matrix* transform = transforms.Find(utt);
+    if (transform == nullptr) continue;
+    auto adapted = ApplyFeatureTransform(*transform, feats);
     if (!adapted.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("utterance ", utt, ": ", adapted.status().message()));
@@ -263,7 +261,8 @@ absl::StatusOr<AlignTableSummary> AlignTableWithFmllr(
 
   // Pass 2: the adapted features aligned with the model.
   GMM_RETURN_IF_ERROR(
-      WriteAdaptedFeatures(feats_in, utt2spk, transforms, "ark:" + temp.file("adapted.ark")));
+      WriteAdaptedFeatures(feats_in, UtteranceTransforms(std::move(transforms), std::move(utt2spk)),
+                           "ark:" + temp.file("adapted.ark")));
   KaldiLog(log, "LOG", program, "fMLLR pass 2: aligning the adapted features with " + model_path);
   GMM_ASSIGN_OR_RETURN(LoadedModel loaded, LoadModel(model_path));
   return AlignPass(options.align, request, loaded.model, graphs_in,

@@ -4,7 +4,6 @@
 // warnings, log lines (the average log-determinant) and exit status.
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +15,7 @@
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_table.h"
 #include "formats/table_specifier.h"
+#include "formats/utterance_transforms.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
@@ -29,45 +29,6 @@ constexpr char kProgram[] = "transform-feats";
 void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
 void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
 
-// The transforms of a table, by key (utterance, or speaker where utt2spk maps to it).
-class TransformTable {
- public:
-  static absl::StatusOr<TransformTable> Open(const std::string& rspecifier,
-                                             const std::string& utt2spk) {
-    TransformTable table;
-    GMM_ASSIGN_OR_RETURN(std::unique_ptr<MatrixTableReader> reader,
-                         MatrixTableReader::Open(rspecifier));
-    std::string key;
-    Matrix m;
-    while (true) {
-      GMM_ASSIGN_OR_RETURN(const bool more, reader->Next(&key, &m));
-      if (!more) break;
-      table.by_key_[key] = std::move(m);
-    }
-    if (!utt2spk.empty()) {
-      GMM_ASSIGN_OR_RETURN(table.utt2spk_, ReadTokenMap(utt2spk));
-    }
-    table.mapped_ = !utt2spk.empty();
-    return table;
-  }
-
-  const Matrix* Find(const std::string& utt) const {
-    std::string key = utt;
-    if (mapped_) {
-      const auto spk = utt2spk_.find(utt);
-      if (spk == utt2spk_.end()) return nullptr;
-      key = spk->second;
-    }
-    const auto it = by_key_.find(key);
-    return it == by_key_.end() ? nullptr : &it->second;
-  }
-
- private:
-  std::map<std::string, Matrix> by_key_;
-  std::map<std::string, std::string> utt2spk_;
-  bool mapped_ = false;
-};
-
 struct Counts {
   int64_t done = 0, errors = 0;
 };
@@ -75,9 +36,9 @@ struct Counts {
 absl::Status Transform(const std::string& transform_in, const std::string& feats_in,
                        const std::string& feats_out, const std::string& utt2spk, Counts* counts) {
   std::optional<Matrix> global;
-  std::optional<TransformTable> table;
+  std::optional<UtteranceTransforms> table;
   if (IsTableSpecifier(transform_in)) {
-    GMM_ASSIGN_OR_RETURN(table, TransformTable::Open(transform_in, utt2spk));
+    GMM_ASSIGN_OR_RETURN(table, UtteranceTransforms::Open(transform_in, utt2spk));
   } else {
     GMM_ASSIGN_OR_RETURN(global, ReadMatrixFile(transform_in));
   }
