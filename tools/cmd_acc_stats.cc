@@ -3,14 +3,15 @@
 // written as Kaldi's accumulator file (formats/kaldi_accs.h), same arguments, defaults, log lines
 // and exit status (0 when at least one utterance was accumulated).
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "formats/kaldi_accs.h"
 #include "formats/kaldi_model.h"
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_table.h"
+#include "formats/table_by_key.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
@@ -24,22 +25,6 @@ constexpr char kProgram[] = "gmmscore acc-stats";
 void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
 void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
 
-// Every entry of an alignment or posterior table, by key (Kaldi reads them by random access).
-template <typename Reader, typename Value>
-absl::StatusOr<absl::flat_hash_map<std::string, Value>> ReadAll(const std::string& rspecifier) {
-  auto reader = Reader::Open(rspecifier);
-  if (!reader.ok()) return reader.status();
-  absl::flat_hash_map<std::string, Value> entries;
-  std::string key;
-  Value value;
-  while (true) {
-    auto more = (*reader)->Next(&key, &value);
-    if (!more.ok()) return more.status();
-    if (!*more) return entries;
-    entries[key] = std::move(value);
-  }
-}
-
 }  // namespace
 
 int RunAccStats(int argc, char** argv) {
@@ -48,30 +33,30 @@ int RunAccStats(int argc, char** argv) {
             "Accumulates statistics for GMM training from alignments (Kaldi's gmm-acc-stats-ali),\n"
             "or with --posteriors from posteriors over transition-ids (Kaldi's gmm-acc-stats).\n"
             "e.g.: gmmscore acc-stats 1.mdl scp:train.scp ark:1.ali 1.acc");
-  args.Add({"binary", "", "write output in binary mode", "true"})
-      .Add({"posteriors", "",
-            "the third argument is a table of posteriors (gmm-acc-stats), not alignments"})
-      .Add({"update-flags", "FLAGS",
-            "which GMM parameters will be updated: a subset of mvwt (statistics are kept for "
-            "them)",
-            "mvwt"});
+  bool binary = true, use_posteriors = false;
+  std::string update_flags = "mvwt";
+  args.Register("binary", &binary, "write output in binary mode")
+      .Register("posteriors", &use_posteriors,
+                "the third argument is a table of posteriors (gmm-acc-stats), not alignments")
+      .Register("update-flags", &update_flags,
+                "which GMM parameters will be updated: a subset of mvwt (statistics are kept for "
+                "them)");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 4) return Usage(args);
-  auto flags = ParseGmmFlags(args.Get("update-flags"));
+  auto flags = ParseGmmFlags(update_flags);
   if (!flags.ok()) return Fail("acc-stats", flags.status());
   auto model = ReadKaldiModelFile(pos[0]);
   if (!model.ok()) return Fail("acc-stats", model.status());
-  const bool use_posteriors = args.GetBool("posteriors");
 
-  absl::flat_hash_map<std::string, std::vector<int32_t>> alignments;
-  absl::flat_hash_map<std::string, TransitionPosterior> posteriors;
+  std::map<std::string, std::vector<int32_t>> alignments;
+  std::map<std::string, TransitionPosterior> posteriors;
   if (use_posteriors) {
-    auto read = ReadAll<PosteriorTableReader, TransitionPosterior>(pos[2]);
+    auto read = ReadTableByKey<PosteriorTableReader, TransitionPosterior>(pos[2]);
     if (!read.ok()) return Fail("acc-stats", read.status());
     posteriors = *std::move(read);
   } else {
-    auto read = ReadAll<Int32VectorTableReader, std::vector<int32_t>>(pos[2]);
+    auto read = ReadTableByKey<Int32VectorTableReader, std::vector<int32_t>>(pos[2]);
     if (!read.ok()) return Fail("acc-stats", read.status());
     alignments = *std::move(read);
   }
@@ -138,7 +123,7 @@ int RunAccStats(int argc, char** argv) {
   Log("Done " + KaldiNumber(done) + " files, " + KaldiNumber(errors) + " with errors.");
   Log("Overall avg like per frame (Gaussian only) = " + KaldiNumber(total_like / total_frames) +
       " over " + KaldiNumber(total_frames) + " frames.");
-  if (absl::Status s = WriteModelStatsFile(stats, pos[3], args.GetBool("binary")); !s.ok()) {
+  if (absl::Status s = WriteModelStatsFile(stats, pos[3], binary); !s.ok()) {
     return Fail("acc-stats", s);
   }
   Log("Written accs.");

@@ -48,13 +48,13 @@ int RunBoostSilence(int argc, char** argv) {
             "Multiplies the GMM weights of every pdf the listed phones use by a factor (Kaldi's\n"
             "gmm-boost-silence). Pdfs shared with other phones are boosted for those too.\n"
             "e.g.: gmmscore boost-silence --boost=1.5 1:2:3 1.mdl 1_boostsil.mdl");
-  args.Add({"binary", "", "write output in binary mode", "true"})
-      .Add({"boost", "F", "factor by which to boost silence probabilities", "1.5"});
+  bool binary = true;
+  float boost = 1.5f;
+  args.Register("binary", &binary, "write output in binary mode")
+      .Register("boost", &boost, "factor by which to boost silence probabilities");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
-  auto boost = args.GetDouble("boost");
-  if (!boost.ok()) return Fail("boost-silence", boost.status());
   auto phones = ParsePhoneList(pos[0]);
   if (!phones.ok()) return Fail("boost-silence", phones.status());
   if (phones->empty()) {
@@ -68,12 +68,12 @@ int RunBoostSilence(int argc, char** argv) {
              "The pdfs for the silence phones may be shared by other phones (note: this probably "
              "does not matter.)");
   }
-  auto boosted = ScalePdfWeights(*model, pdfs.pdfs, static_cast<float>(*boost));
+  auto boosted = ScalePdfWeights(*model, pdfs.pdfs, boost);
   if (!boosted.ok()) return Fail("boost-silence", boosted.status());
   KaldiLog(stderr, "LOG", kProgram,
            absl::StrCat("Boosted weights for ", pdfs.pdfs.size(), " pdfs, by factor of ",
-                        KaldiNumber(static_cast<float>(*boost))));
-  if (absl::Status s = WriteKaldiModelFile(*boosted, pos[2], args.GetBool("binary")); !s.ok()) {
+                        KaldiNumber(boost)));
+  if (absl::Status s = WriteKaldiModelFile(*boosted, pos[2], binary); !s.ok()) {
     return Fail("boost-silence", s);
   }
   KaldiLog(stderr, "LOG", kProgram, "Wrote model to " + pos[2]);

@@ -68,34 +68,25 @@ int RunGmmMixup(int argc, char** argv) {
             "Does GMM mixing up (and Gaussian merging)\n"
             "e.g. of mixing up: gmm-mixup --mix-up=4000 1.mdl 1.occs 2.mdl\n"
             "e.g. of merging: gmm-mixup --mix-down=2000 1.mdl 1.occs 2.mdl");
-  args.Add({"binary", "", "Write output in binary mode", "true"})
-      .Add({"mix-up", "N", "Increase number of mixture components to this overall target.", "0"})
-      .Add({"min-count", "F", "Minimum count enforced while mixing up.", "20"})
-      .Add({"mix-down", "N", "If nonzero, merge mixture components to this target.", "0"})
-      .Add({"power", "F", "If mixing up, power to allocate Gaussians to states.", "0.2"})
-      .Add({"perturb-factor", "F",
-            "While mixing up, perturb means by standard deviation times this factor.", "0.01"});
+  // Each option bound to the field that holds its default (train/mix_up.h, train/mix_down.h);
+  // mixing down takes mixing up's power and min-count.
+  MixOptions opts;
+  bool binary = true;
+  args.Register("binary", &binary, "Write output in binary mode")
+      .Register("mix-up", &opts.up.target,
+                "Increase number of mixture components to this overall target.")
+      .Register("min-count", &opts.up.min_count, "Minimum count enforced while mixing up.")
+      .Register("mix-down", &opts.down.target,
+                "If nonzero, merge mixture components to this target.")
+      .Register("power", &opts.up.power, "If mixing up, power to allocate Gaussians to states.")
+      .Register("perturb-factor", &opts.up.perturb_factor,
+                "While mixing up, perturb means by standard deviation times this factor.");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
-  auto mix_up = args.GetInt("mix-up");
-  auto mix_down = args.GetInt("mix-down");
-  auto min_count = args.GetDouble("min-count");
-  auto power = args.GetDouble("power");
-  auto perturb = args.GetDouble("perturb-factor");
-  for (const absl::Status& s :
-       {mix_up.status(), mix_down.status(), min_count.status(), power.status(), perturb.status()}) {
-    if (!s.ok()) return Fail(kProgram, s);
-  }
-  MixOptions opts;
-  opts.down = {.target = int32_t(*mix_down),
-               .power = static_cast<float>(*power),
-               .min_count = static_cast<float>(*min_count)};
-  opts.up = {.target = int32_t(*mix_up),
-             .power = static_cast<float>(*power),
-             .min_count = static_cast<float>(*min_count),
-             .perturb_factor = static_cast<float>(*perturb)};
-  if (absl::Status s = MixModel(pos, opts, args.GetBool("binary")); !s.ok()) {
+  opts.down.power = opts.up.power;
+  opts.down.min_count = opts.up.min_count;
+  if (absl::Status s = MixModel(pos, opts, binary); !s.ok()) {
     return Fail(kProgram, s);
   }
   KaldiLog(stderr, "LOG", kProgram, "Written model to " + pos[2]);

@@ -16,7 +16,8 @@ int RunSumAccs(int argc, char** argv) {
             "[options] STATS-OUT STATS-IN1 STATS-IN2 ...\n"
             "Sums accumulator files for GMM training (Kaldi's gmm-sum-accs).\n"
             "e.g.: gmmscore sum-accs 1.acc 1.1.acc 1.2.acc");
-  args.Add({"binary", "", "write output in binary mode", "true"});
+  bool binary = true;
+  args.Register("binary", &binary, "write output in binary mode");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() < 2) return Usage(args);
@@ -30,7 +31,7 @@ int RunSumAccs(int argc, char** argv) {
       return Fail("sum-accs", absl::InvalidArgumentError(pos[i] + ": " + std::string(s.message())));
     }
   }
-  if (absl::Status s = WriteModelStatsFile(sum, pos[0], args.GetBool("binary")); !s.ok()) {
+  if (absl::Status s = WriteModelStatsFile(sum, pos[0], binary); !s.ok()) {
     return Fail("sum-accs", s);
   }
   const std::string program = "gmmscore sum-accs";
