@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "absl/strings/str_cat.h"
+#include "util/kaldi_blas.h"
 
 namespace gmmscore {
 
@@ -131,9 +132,9 @@ double GaussianNoise::Draw(const Table& z) {
 
 double GaussianNoise::Normal() { return Draw(TheZiggurat()); }
 
-void GaussianNoise::Add(double sigma, double* values, int32_t n) {
+void GaussianNoise::Add(float sigma, float* values, int32_t n) {
   const Ziggurat& z = TheZiggurat();
-  for (int32_t i = 0; i < n; ++i) values[i] += sigma * Draw(z);
+  for (int32_t i = 0; i < n; ++i) values[i] += static_cast<float>(Draw(z)) * sigma;
 }
 
 int64_t NumFrames(int64_t num_samples, const FrameOptions& opts) {
@@ -148,36 +149,37 @@ int64_t FirstSampleOfFrame(int64_t frame, const FrameOptions& opts) {
   return frame * shift + shift / 2 - opts.WindowSize() / 2;
 }
 
-std::vector<double> WindowFunction(const FrameOptions& opts) {
+std::vector<float> WindowFunction(const FrameOptions& opts) {
   const int32_t n = opts.WindowSize();
-  std::vector<double> w(n);
+  std::vector<float> w(static_cast<size_t>(n));
   const double a = 2 * std::numbers::pi / (n - 1);
   for (int32_t i = 0; i < n; ++i) {
     const double c = std::cos(a * i);
     const std::string& t = opts.window_type;
     if (t == "hanning") {
-      w[i] = 0.5 - 0.5 * c;
+      w[i] = static_cast<float>(0.5 - 0.5 * c);
     } else if (t == "sine") {
-      w[i] = std::sin(0.5 * a * i);  // half a sine wave over the window
+      w[i] = static_cast<float>(std::sin(0.5 * a * i));  // half a sine wave over the window
     } else if (t == "hamming") {
-      w[i] = 0.54 - 0.46 * c;
+      w[i] = static_cast<float>(0.54 - 0.46 * c);
     } else if (t == "povey") {  // like hamming but goes to zero at the edges
-      w[i] = std::pow(0.5 - 0.5 * c, 0.85);
+      w[i] = static_cast<float>(std::pow(0.5 - 0.5 * c, 0.85));
     } else if (t == "rectangular") {
-      w[i] = 1.0;
+      w[i] = 1.0f;
     } else {  // blackman
-      w[i] = opts.blackman_coeff - 0.5 * c + (0.5 - opts.blackman_coeff) * std::cos(2 * a * i);
+      w[i] = static_cast<float>(opts.blackman_coeff - 0.5 * c +
+                                (0.5 - opts.blackman_coeff) * std::cos(2 * a * i));
     }
   }
   return w;
 }
 
 void ExtractWindow(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
-                   int64_t frame, const FrameOptions& opts, const std::vector<double>& window_fn,
-                   GaussianNoise* noise, std::vector<double>* window, double* raw_log_energy) {
+                   int64_t frame, const FrameOptions& opts, const std::vector<float>& window_fn,
+                   GaussianNoise* noise, std::vector<float>* window, float* raw_log_energy) {
   const int32_t size = opts.WindowSize();
-  window->assign(opts.PaddedWindowSize(), 0.0);
-  double* w = window->data();
+  window->assign(size_t(opts.PaddedWindowSize()), 0.0f);
+  float* w = window->data();
   const int64_t start = FirstSampleOfFrame(frame, opts);
   for (int32_t i = 0; i < size; ++i) {
     int64_t s = start + i;
@@ -185,23 +187,21 @@ void ExtractWindow(std::span<const float> wave, int64_t wave_offset, int64_t num
     while (s < 0 || s >= num_samples) s = s < 0 ? -s - 1 : 2 * num_samples - 1 - s;
     w[i] = wave[static_cast<size_t>(s - wave_offset)];
   }
-  if (opts.dither != 0) noise->Add(opts.dither, w, size);
+  if (opts.dither != 0) noise->Add(static_cast<float>(opts.dither), w, size);
   if (opts.remove_dc_offset) {
-    double sum = 0;
-    for (int32_t i = 0; i < size; ++i) sum += w[i];
-    const double mean = sum / size;
-    for (int32_t i = 0; i < size; ++i) w[i] -= mean;
+    const float offset = -KaldiFloatSum({w, size_t(size)}) / static_cast<float>(size);
+    for (int32_t i = 0; i < size; ++i) w[i] += offset;
   }
   if (raw_log_energy != nullptr) {
-    double energy = 0;
-    for (int32_t i = 0; i < size; ++i) energy += w[i] * w[i];
-    *raw_log_energy = std::log(std::max(energy, double{std::numeric_limits<float>::epsilon()}));
+    *raw_log_energy =
+        std::log(std::max(KaldiDot(w, w, size_t(size)), std::numeric_limits<float>::epsilon()));
   }
   if (opts.preemph_coeff != 0) {
-    for (int32_t i = size - 1; i > 0; --i) w[i] -= opts.preemph_coeff * w[i - 1];
-    w[0] -= opts.preemph_coeff * w[0];
+    const float coeff = static_cast<float>(opts.preemph_coeff);
+    for (int32_t i = size - 1; i > 0; --i) w[i] -= coeff * w[i - 1];
+    w[0] -= coeff * w[0];
   }
-  for (int32_t i = 0; i < size; ++i) w[i] *= window_fn[i];
+  for (int32_t i = 0; i < size; ++i) w[i] *= window_fn[size_t(i)];
 }
 
 }  // namespace gmmscore

@@ -49,8 +49,9 @@ struct FrameOptions {
 class GaussianNoise {
  public:
   explicit GaussianNoise(uint64_t seed);
-  // Adds noise of standard deviation sigma to each value.
-  void Add(double sigma, double* values, int32_t n);
+  // Adds noise of standard deviation sigma to each value (each draw rounded to float, times
+  // sigma in float, as Kaldi's Dither scales its draws).
+  void Add(float sigma, float* values, int32_t n);
   // One standard normal value.
   double Normal();
 
@@ -71,16 +72,18 @@ int64_t NumFrames(int64_t num_samples, const FrameOptions& opts);
 // The first sample of frame f's window; negative for the first frames when snip_edges is false.
 int64_t FirstSampleOfFrame(int64_t frame, const FrameOptions& opts);
 
-// The window function, WindowSize() values.
-std::vector<double> WindowFunction(const FrameOptions& opts);
+// The window function, WindowSize() values, computed in double and rounded to float as Kaldi's
+// FeatureWindowFunction stores them.
+std::vector<float> WindowFunction(const FrameOptions& opts);
 
 // Fills window[0, PaddedWindowSize()) with frame f of a waveform whose first num_samples samples
 // are known, wave[i] being sample wave_offset + i (a streaming caller keeps only a recent part).
 // Samples before 0 or at and past num_samples are reflected as Kaldi reflects them; the padding
 // is zero. Then dither (from noise), DC removal, the raw log energy (into *raw_log_energy when not
-// null), preemphasis and the window function, in Kaldi's order.
+// null), preemphasis and the window function, in Kaldi's order and in float with Kaldi's
+// rounding (the mean and the energy as its BLAS sums them, util/kaldi_blas.h).
 void ExtractWindow(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
-                   int64_t frame, const FrameOptions& opts, const std::vector<double>& window_fn,
-                   GaussianNoise* noise, std::vector<double>* window, double* raw_log_energy);
+                   int64_t frame, const FrameOptions& opts, const std::vector<float>& window_fn,
+                   GaussianNoise* noise, std::vector<float>* window, float* raw_log_energy);
 
 }  // namespace gmmscore

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "util/kaldi_blas.h"
 
 namespace gmmscore {
 
@@ -87,7 +88,7 @@ absl::StatusOr<MelBanks> MelBanks::Create(const MelBanksOptions& opts, const Fra
       const float weight =
           mel <= center ? (mel - left) / (center - left) : (right - mel) / (right - center);
       if (b.first < 0) b.first = i;
-      b.weights.resize(i - b.first + 1, 0.0);
+      b.weights.resize(size_t(i - b.first + 1), 0.0f);
       b.weights[i - b.first] = weight;
     }
     if (b.first < 0) {
@@ -100,13 +101,10 @@ absl::StatusOr<MelBanks> MelBanks::Create(const MelBanksOptions& opts, const Fra
   return banks;
 }
 
-void MelBanks::Compute(const double* power_spectrum, double* out) const {
+void MelBanks::Compute(const float* power_spectrum, float* out) const {
   for (size_t bin = 0; bin < bins_.size(); ++bin) {
     const Bin& b = bins_[bin];
-    double energy = 0;
-    for (size_t i = 0; i < b.weights.size(); ++i)
-      energy += b.weights[i] * power_spectrum[b.first + i];
-    out[bin] = energy;
+    out[bin] = KaldiDot(b.weights.data(), power_spectrum + b.first, b.weights.size());
   }
 }
 

@@ -32,12 +32,13 @@ class MelBanks {
                                          double vtln_warp);
   int32_t num_bins() const { return static_cast<int32_t>(bins_.size()); }
   // power_spectrum: PaddedWindowSize()/2 + 1 values; out: num_bins() energies.
-  void Compute(const double* power_spectrum, double* out) const;
+  // Each energy a dot product as Kaldi's BLAS sums it (util/kaldi_blas.h).
+  void Compute(const float* power_spectrum, float* out) const;
 
  private:
   struct Bin {
-    int32_t first = 0;            // the first FFT bin with a non-zero weight
-    std::vector<double> weights;  // from there on
+    int32_t first = 0;           // the first FFT bin with a non-zero weight
+    std::vector<float> weights;  // from there on
   };
   std::vector<Bin> bins_;
 };

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "feat/resample.h"
+#include "util/kaldi_blas.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -65,66 +66,88 @@ absl::StatusOr<std::unique_ptr<MfccComputer>> MfccComputer::Create(const MfccOpt
 MfccComputer::MfccComputer(const MfccOptions& opts, MelBanks banks)
     : opts_(opts), banks_(std::move(banks)), window_fn_(WindowFunction(opts.frame)) {
   const int32_t bins = opts.mel.num_bins, ceps = opts.num_ceps;
-  // The first num_ceps rows of the orthonormal DCT-II of size num_bins.
-  dct_.resize(size_t(ceps) * bins);
+  // The first num_ceps rows of the orthonormal DCT-II of size num_bins, as Kaldi's
+  // ComputeDctMatrix makes them in float: the scale rounded to float, each value in double.
+  dct_.resize(size_t(ceps) * size_t(bins));
   for (int32_t k = 0; k < ceps; ++k) {
-    const double norm = std::sqrt((k == 0 ? 1.0 : 2.0) / bins);
+    const float norm = static_cast<float>(std::sqrt((k == 0 ? 1.0 : 2.0) / bins));
     for (int32_t n = 0; n < bins; ++n) {
-      dct_[size_t(k) * bins + n] = norm * std::cos(std::numbers::pi / bins * (n + 0.5) * k);
+      dct_[size_t(k) * size_t(bins) + size_t(n)] =
+          k == 0 ? norm
+                 : static_cast<float>(norm * std::cos(std::numbers::pi / bins * (n + 0.5) * k));
     }
   }
-  lifter_.assign(ceps, 1.0);
+  lifter_.assign(size_t(ceps), 1.0f);
   if (opts.cepstral_lifter != 0) {
-    const double q = opts.cepstral_lifter;
-    for (int32_t i = 0; i < ceps; ++i)
-      lifter_[i] = 1.0 + 0.5 * q * std::sin(std::numbers::pi * i / q);
+    const double q = static_cast<float>(opts.cepstral_lifter);
+    for (int32_t i = 0; i < ceps; ++i) {
+      lifter_[size_t(i)] = static_cast<float>(1.0 + 0.5 * q * std::sin(std::numbers::pi * i / q));
+    }
   }
-  fft_ = std::make_unique<Fft>(opts.frame.PaddedWindowSize());
-  power_.resize(fft_->size / 2 + 1);
-  mel_energies_.resize(bins);
+  const int32_t padded = opts.frame.PaddedWindowSize();
+  if (padded >= 4 && (padded & (padded - 1)) == 0) {
+    split_radix_ = std::make_unique<SplitRadixRealFft>(padded);
+  } else {
+    fft_ = std::make_unique<Fft>(padded);
+  }
+  power_.resize(size_t(padded / 2 + 1));
+  mel_energies_.resize(size_t(bins));
 }
 
 MfccComputer::~MfccComputer() = default;
+
+void MfccComputer::PowerSpectrum() {
+  const size_t half = power_.size() - 1;
+  if (split_radix_) {
+    // Kaldi's ComputePowerSpectrum on the packed transform: DC and Nyquist from data[0] and [1].
+    split_radix_->Forward(window_.data());
+    power_[0] = window_[0] * window_[0];
+    power_[half] = window_[1] * window_[1];
+    for (size_t i = 1; i < half; ++i) {
+      power_[i] = window_[2 * i] * window_[2 * i] + window_[2 * i + 1] * window_[2 * i + 1];
+    }
+    return;
+  }
+  std::copy(window_.begin(), window_.end(), fft_->in);
+  fftw_execute(fft_->plan);
+  for (size_t i = 0; i < power_.size(); ++i) {
+    power_[i] =
+        static_cast<float>(fft_->out[i][0] * fft_->out[i][0] + fft_->out[i][1] * fft_->out[i][1]);
+  }
+}
 
 void MfccComputer::ComputeFrame(std::span<const float> wave, int64_t wave_offset,
                                 int64_t num_samples, int64_t frame, GaussianNoise* noise,
                                 float* out) {
   const bool raw = opts_.use_energy && opts_.raw_energy;
-  double log_energy = 0;
+  constexpr float kEpsilon = std::numeric_limits<float>::epsilon();
+  float log_energy = 0;
   ExtractWindow(wave, wave_offset, num_samples, frame, opts_.frame, window_fn_, noise, &window_,
                 raw ? &log_energy : nullptr);
-  constexpr double kEpsilon = std::numeric_limits<float>::epsilon();
   if (opts_.use_energy && !opts_.raw_energy) {
-    double energy = 0;
-    for (double v : window_) energy += v * v;
-    log_energy = std::log(std::max(energy, kEpsilon));
+    log_energy =
+        std::log(std::max(KaldiDot(window_.data(), window_.data(), window_.size()), kEpsilon));
   }
-  std::copy(window_.begin(), window_.end(), fft_->in);
-  fftw_execute(fft_->plan);
-  for (size_t i = 0; i < power_.size(); ++i) {
-    power_[i] = fft_->out[i][0] * fft_->out[i][0] + fft_->out[i][1] * fft_->out[i][1];
-  }
+  PowerSpectrum();
   banks_.Compute(power_.data(), mel_energies_.data());
-  for (double& e : mel_energies_) e = std::log(std::max(e, kEpsilon));
-  const int32_t bins = banks_.num_bins(), ceps = opts_.num_ceps;
-  std::vector<double> c(ceps);
-  for (int32_t k = 0; k < ceps; ++k) {
-    double sum = 0;
-    for (int32_t n = 0; n < bins; ++n) sum += dct_[size_t(k) * bins + n] * mel_energies_[n];
-    c[k] = sum * lifter_[k];
-  }
+  for (float& e : mel_energies_) e = std::log(std::max(e, kEpsilon));
+  const size_t bins = size_t(banks_.num_bins()), ceps = size_t(opts_.num_ceps);
+  KaldiMatVec(dct_.data(), ceps, bins, mel_energies_.data(), out);
+  for (size_t k = 0; k < ceps; ++k) out[k] *= lifter_[k];
   if (opts_.use_energy) {
-    if (opts_.energy_floor > 0) log_energy = std::max(log_energy, std::log(opts_.energy_floor));
-    c[0] = log_energy;
+    if (opts_.energy_floor > 0) {
+      const float floor = std::log(static_cast<float>(opts_.energy_floor));
+      if (log_energy < floor) log_energy = floor;
+    }
+    out[0] = log_energy;
   }
   if (opts_.htk_compat) {
     // HTK puts the energy (or C0) last; C0 loses the DCT's sqrt(1/N) scale's sqrt(2) factor.
-    double first = c[0];
-    for (int32_t i = 0; i + 1 < ceps; ++i) c[i] = c[i + 1];
-    if (!opts_.use_energy) first *= std::numbers::sqrt2;
-    c[ceps - 1] = first;
+    float first = out[0];
+    for (size_t i = 0; i + 1 < ceps; ++i) out[i] = out[i + 1];
+    if (!opts_.use_energy) first = static_cast<float>(first * std::numbers::sqrt2);
+    out[ceps - 1] = first;
   }
-  for (int32_t k = 0; k < ceps; ++k) out[k] = static_cast<float>(c[k]);
 }
 
 absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const float> wave,

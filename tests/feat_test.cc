@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <numbers>
 #include <random>
 #include <sstream>
 
@@ -15,6 +18,7 @@
 #include "feat/front_end_options.h"
 #include "feat/mfcc.h"
 #include "feat/online_front_end.h"
+#include "feat/split_radix_fft.h"
 #include "feat/wave_reader.h"
 #include "formats/double_matrix_table.h"
 #include "formats/kaldi_tables.h"
@@ -181,11 +185,11 @@ TEST(GaussianNoiseTest, IsAStandardNormalAndRepeatable) {
   }
   EXPECT_LT(chi2, 79.0 + 6.0 * std::sqrt(2.0 * 79.0));
 
-  // The same seed gives the same noise; Add adds sigma times the same values.
+  // The same seed gives the same noise; Add adds sigma times the same values, in float.
   GaussianNoise a(77), b(77);
-  std::vector<double> values(401, 1.0);
-  a.Add(0.5, values.data(), int32_t(values.size()));
-  for (double v : values) ASSERT_EQ(v, 1.0 + 0.5 * b.Normal());
+  std::vector<float> values(401, 1.0f);
+  a.Add(0.5f, values.data(), int32_t(values.size()));
+  for (float v : values) ASSERT_EQ(v, 1.0f + static_cast<float>(b.Normal()) * 0.5f);
 }
 
 TEST(MfccTest, MatchesTheDefinitionsInDouble) {
@@ -202,6 +206,65 @@ TEST(MfccTest, MatchesTheDefinitionsInDouble) {
         EXPECT_NEAR(mfcc->at(t, k), ref[k], 1e-4 + 1e-5 * std::abs(ref[k]))
             << "frame " << t << " coefficient " << k;
       }
+    }
+  }
+}
+
+// Kaldi's own MFCCs of two of the kit's recordings (compute-mfcc-feats --dither=0
+// --use-energy=false, tests/data/kaldi-tri-wav): the same bits, every value. Kaldi computes in
+// float with its split-radix FFT and its BLAS's sums; anything else differs in the last bits.
+TEST(MfccTest, KaldisBitsOnTheKitsRecordings) {
+  const std::map<std::string, Matrix> kaldi =
+      ReadTable("ark:" + DataPath("kaldi-tri-wav/mfcc_dither0.ark"));
+  ASSERT_EQ(kaldi.size(), 2u);
+  MfccOptions opts;
+  opts.frame.dither = 0;
+  opts.use_energy = false;
+  for (const auto& [key, want] : kaldi) {
+    std::ifstream in(DataPath("kaldi-tri-wav/" + key + ".wav"), std::ios::binary);
+    auto wave = ReadWave(in, key);
+    ASSERT_TRUE(wave.ok()) << wave.status();
+    auto mfcc = ComputeMfcc(opts, wave->channels[0], wave->sample_rate, 1.0, 0);
+    ASSERT_TRUE(mfcc.ok()) << mfcc.status();
+    ASSERT_EQ(mfcc->rows, want.rows) << key;
+    ASSERT_EQ(mfcc->cols, want.cols) << key;
+    int64_t differ = 0;
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      differ += std::memcmp(&mfcc->data[i], &want.data[i], sizeof(float)) != 0;
+    }
+    EXPECT_EQ(differ, 0) << key << ": values that are not Kaldi's bits, of " << want.data.size();
+  }
+}
+
+// The split-radix FFT against the DFT's definition in double, for every power of two up to 4096
+// and inputs with a wide range (a loud sample among quiet ones).
+TEST(SplitRadixFftTest, EqualsTheDftInDoubleWithinFloatRounding) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  for (int32_t n = 4; n <= 4096; n *= 2) {
+    SCOPED_TRACE(n);
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = normal(rng);
+    x[size_t(n / 3)] = 3000.0f;
+    std::vector<float> data = x;
+    SplitRadixRealFft fft(n);
+    fft.Forward(data.data());
+    double scale = 0;
+    for (float v : x) scale += double(v) * v;
+    scale = std::sqrt(scale);
+    for (int32_t k = 0; k <= n / 2; ++k) {
+      double re = 0, im = 0;
+      for (int32_t j = 0; j < n; ++j) {
+        const double angle = -2 * std::numbers::pi * double(j) * k / n;
+        re += x[size_t(j)] * std::cos(angle);
+        im += x[size_t(j)] * std::sin(angle);
+      }
+      // Packed as Kaldi packs it: DC and Nyquist (real) first, then bin k at 2k, 2k + 1.
+      const double got_re = k == 0 ? data[0] : (k == n / 2 ? data[1] : data[size_t(2 * k)]);
+      const double got_im = (k == 0 || k == n / 2) ? 0.0 : data[size_t(2 * k + 1)];
+      const double tolerance = 2e-6 * scale * std::log2(double(n));
+      EXPECT_NEAR(got_re, re, tolerance) << "bin " << k;
+      EXPECT_NEAR(got_im, im, tolerance) << "bin " << k;
     }
   }
 }
