@@ -24,6 +24,7 @@
 #include "formats/kaldi_tables.h"
 #include "tests/test_util.h"
 #include "tests/wave_test_util.h"
+#include "util/kaldi_blas.h"
 
 namespace gmmscore::testing {
 namespace {
@@ -234,6 +235,42 @@ TEST(MfccTest, KaldisBitsOnTheKitsRecordings) {
     }
     EXPECT_EQ(differ, 0) << key << ": values that are not Kaldi's bits, of " << want.data.size();
   }
+}
+
+// The kernels of util/kaldi_blas.h compiled for hardware FMA and portably (the C library's fma)
+// give the same bits, on values of every magnitude and lengths around the kernels' blocks.
+TEST(KaldiBlasTest, HardwareAndPortableFusedKernelsAgreeBitForBit) {
+#ifndef GMMSCORE_KALDI_BLAS_HARDWARE_FMA
+  GTEST_SKIP() << "no hardware FMA kernels on this platform";
+#else
+  if (!HasHardwareFma()) GTEST_SKIP() << "this processor has no FMA instructions";
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> exponent(-20.0f, 20.0f);
+  auto value = [&] { return std::ldexp(rng() % 2 ? 1.0f : -1.0f, int(exponent(rng))) * 1.37f; };
+  for (const size_t n : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{63},
+                         size_t{64}, size_t{400}, size_t{512}}) {
+    SCOPED_TRACE(n);
+    std::vector<float> x(n), y(n);
+    for (size_t i = 0; i < n; ++i) x[i] = value(), y[i] = value();
+    const float a = kaldi_blas_fma::Dot(x.data(), y.data(), n);
+    const float b = kaldi_blas_portable::Dot(x.data(), y.data(), n);
+    EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << a << " vs " << b;
+    std::vector<float> ya = y, yb = y;
+    kaldi_blas_fma::Axpy(0.01f, x.data(), ya.data(), n);
+    kaldi_blas_portable::Axpy(0.01f, x.data(), yb.data(), n);
+    EXPECT_EQ(ya, yb);
+  }
+  for (const size_t rows : {size_t{1}, size_t{2}, size_t{3}, size_t{13}}) {
+    for (const size_t cols : {size_t{1}, size_t{4}, size_t{12}, size_t{23}, size_t{40}}) {
+      std::vector<float> m(rows * cols), x(cols), ya(rows), yb(rows);
+      for (float& v : m) v = value();
+      for (float& v : x) v = value();
+      kaldi_blas_fma::MatVec(m.data(), rows, cols, x.data(), ya.data());
+      kaldi_blas_portable::MatVec(m.data(), rows, cols, x.data(), yb.data());
+      EXPECT_EQ(ya, yb) << rows << " x " << cols;
+    }
+  }
+#endif
 }
 
 // The split-radix FFT against the DFT's definition in double, for every power of two up to 4096

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "util/kaldi_blas.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -187,12 +188,11 @@ absl::Status SplitKaldiForm(const std::vector<int32_t>& targets, float perturb_f
       for (int32_t d = 0; d < dim; ++d) {
         noise[size_t(d)] = static_cast<float>(normal()) * std::sqrt(gmm.inv_vars.at(from, d));
       }
-      for (int32_t d = 0; d < dim; ++d) {
-        gmm.inv_vars.at(n, d) = gmm.inv_vars.at(from, d);
-        gmm.means_invvars.at(n, d) =
-            gmm.means_invvars.at(from, d) + perturb_factor * noise[size_t(d)];
-        gmm.means_invvars.at(from, d) += -perturb_factor * noise[size_t(d)];
-      }
+      std::copy_n(gmm.inv_vars.row(from), dim, gmm.inv_vars.row(n));
+      std::copy_n(gmm.means_invvars.row(from), dim, gmm.means_invvars.row(n));
+      // DiagGmm::Split moves the two means apart with AddVec, a BLAS axpy.
+      KaldiAxpy(perturb_factor, noise.data(), gmm.means_invvars.row(n), size_t(dim));
+      KaldiAxpy(-perturb_factor, noise.data(), gmm.means_invvars.row(from), size_t(dim));
     }
     auto gconsts = KaldiGconsts(gmm.weights, gmm.means_invvars, gmm.inv_vars);
     if (!gconsts.ok()) {

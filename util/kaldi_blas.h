@@ -41,89 +41,66 @@ inline double KaldiDoubleSum(std::span<const double> v) {
   return even + odd;
 }
 
-// sdot, unit strides: the first n & ~31 products in the assembly microkernel's four 8-lane
-// accumulators (fused multiply-adds over blocks of 32; each accumulator's halves added, then the
-// accumulators in pairs, then the lanes in pairs), the rest in a double, the kernel's sum last.
+// The kernels that round with fused multiply-adds: compiled for processors with FMA instructions
+// (hardware FMA, about a third of the front end's time otherwise) and portably; both give the
+// same bits. Floating-point contraction is off in both, so that only the kernels' own fused
+// operations are fused.
+namespace kaldi_blas_portable {
+#define KALDI_BLAS_FMA(a, b, c) std::fma(a, b, c)
+#include "util/kaldi_blas_kernels.inc"
+#undef KALDI_BLAS_FMA
+}  // namespace kaldi_blas_portable
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GMMSCORE_KALDI_BLAS_HARDWARE_FMA 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("fma")
+#pragma GCC optimize("fp-contract=off")
+#endif
+namespace kaldi_blas_fma {
+#define KALDI_BLAS_FMA(a, b, c) __builtin_fmaf(a, b, c)
+#include "util/kaldi_blas_kernels.inc"
+#undef KALDI_BLAS_FMA
+}  // namespace kaldi_blas_fma
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+inline bool HasHardwareFma() {
+  static const bool has = __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
+// sdot, unit strides: the first n & ~31 products in the Haswell microkernel's fused lanes, the
+// rest in a double (util/kaldi_blas_kernels.inc).
 inline float KaldiDot(const float* x, const float* y, size_t n) {
-  const size_t blocked = n & ~size_t{31};
-  float kernel = 0.0f;
-  if (blocked > 0) {
-    float acc[4][8] = {};
-    for (size_t i = 0; i < blocked; i += 32) {
-      for (size_t a = 0; a < 4; ++a) {
-        for (size_t l = 0; l < 8; ++l) {
-          acc[a][l] = std::fma(x[i + 8 * a + l], y[i + 8 * a + l], acc[a][l]);
-        }
-      }
-    }
-    float half[4][4];
-    for (size_t a = 0; a < 4; ++a) {
-      for (size_t l = 0; l < 4; ++l) half[a][l] = acc[a][l] + acc[a][l + 4];
-    }
-    float lanes[4];
-    for (size_t l = 0; l < 4; ++l) {
-      lanes[l] = (half[0][l] + half[1][l]) + (half[2][l] + half[3][l]);
-    }
-    kernel = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-  }
-  double sum = 0.0;
-  for (size_t i = blocked; i < n; ++i) sum += static_cast<double>(x[i] * y[i]);
-  sum += static_cast<double>(kernel);
-  return static_cast<float>(sum);
+#ifdef GMMSCORE_KALDI_BLAS_HARDWARE_FMA
+  if (HasHardwareFma()) return kaldi_blas_fma::Dot(x, y, n);
+#endif
+  return kaldi_blas_portable::Dot(x, y, n);
 }
 
-// saxpy, y += alpha x: fused multiply-adds in the assembly microkernel's blocks of 32 elements, a
-// product and a sum for the rest (the kernel's C loop, compiled without FMA).
+// saxpy, y += alpha x.
 inline void KaldiAxpy(float alpha, const float* x, float* y, size_t n) {
-  const size_t blocked = n & ~size_t{31};
-  for (size_t i = 0; i < blocked; ++i) y[i] = std::fma(alpha, x[i], y[i]);
-  for (size_t i = blocked; i < n; ++i) y[i] += alpha * x[i];
+#ifdef GMMSCORE_KALDI_BLAS_HARDWARE_FMA
+  if (HasHardwareFma()) return kaldi_blas_fma::Axpy(alpha, x, y, n);
+#endif
+  kaldi_blas_portable::Axpy(alpha, x, y, n);
 }
 
-// y = A x, A rows x cols row-major (Kaldi's AddMatVec(1.0, A, kNoTrans, x, 0.0)): sgemv_t's
-// order. Columns [0, cols & ~3) go through the kernels in row groups: four rows at a time in the
-// assembly's eight fused multiply-add lanes, then two rows in four plain lanes (C), then a last
-// row in eight plain lanes (C) (the first four columns into lanes 0-3 where the count is 4 mod 8;
-// lanes folded in half, then in pairs); the last cols % 4 columns are added after, left to right.
+// y = A x, A rows x cols row-major (Kaldi's AddMatVec(1.0, A, kNoTrans, x, 0.0)) in sgemv_t's
+// order.
 inline void KaldiMatVec(const float* a, size_t rows, size_t cols, const float* x, float* y) {
-  const size_t tail = cols & 3, main = cols - tail;
-  auto eight_lanes = [&](const float* row, bool fused) {
-    float acc[8] = {};
-    size_t k = 0;
-    if (main % 8 == 4) {
-      for (size_t l = 0; l < 4; ++l) {
-        acc[l] = fused ? std::fma(row[l], x[l], acc[l]) : acc[l] + row[l] * x[l];
-      }
-      k = 4;
-    }
-    for (; k + 8 <= main; k += 8) {
-      for (size_t l = 0; l < 8; ++l) {
-        acc[l] = fused ? std::fma(row[k + l], x[k + l], acc[l]) : acc[l] + row[k + l] * x[k + l];
-      }
-    }
-    for (size_t l = 0; l < 4; ++l) acc[l] = acc[l] + acc[l + 4];
-    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  };
-  auto four_lanes = [&](const float* row) {
-    float acc[4] = {};
-    for (size_t k = 0; k + 4 <= main; k += 4) {
-      for (size_t l = 0; l < 4; ++l) acc[l] = acc[l] + row[k + l] * x[k + l];
-    }
-    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  };
-  const size_t grouped = rows & ~size_t{3}, paired = rows & 2 ? grouped + 2 : grouped;
-  for (size_t r = 0; r < rows; ++r) {
-    const float* row = a + r * cols;
-    float sum = r < grouped ? eight_lanes(row, true)
-                            : (r < paired ? four_lanes(row) : eight_lanes(row, false));
-    sum = 0.0f + sum;
-    if (tail > 0) {
-      float t = row[main] * x[main];
-      for (size_t i = 1; i < tail; ++i) t = t + row[main + i] * x[main + i];
-      sum = sum + t;
-    }
-    y[r] = sum;
-  }
+#ifdef GMMSCORE_KALDI_BLAS_HARDWARE_FMA
+  if (HasHardwareFma()) return kaldi_blas_fma::MatVec(a, rows, cols, x, y);
+#endif
+  kaldi_blas_portable::MatVec(a, rows, cols, x, y);
 }
 
 }  // namespace gmmscore
