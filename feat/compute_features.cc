@@ -19,10 +19,11 @@ uint64_t DitherSeed(uint64_t seed, std::string_view key) {
 }
 
 absl::StatusOr<Matrix> ComputeBaseFeatures(const FrontEndOptions& opts, std::span<const float> wave,
-                                           double samp_freq, double vtln_warp,
-                                           std::string_view key) {
+                                           double samp_freq, double vtln_warp, std::string_view key,
+                                           DitherNoise* noise) {
+  GaussianNoise seeded(DitherSeed(opts.dither_seed, key));
   GMM_ASSIGN_OR_RETURN(Matrix mfcc, ComputeMfcc(opts.mfcc, wave, samp_freq, vtln_warp,
-                                                DitherSeed(opts.dither_seed, key)));
+                                                noise != nullptr ? *noise : seeded));
   if (opts.cmvn == CmvnMode::kOnline) {
     SlidingCmvn cmvn(mfcc.cols, opts.cmn_window, opts.norm_vars);
     for (int32_t t = 0; t < mfcc.rows; ++t) cmvn.Process(mfcc.row(t));

@@ -18,10 +18,12 @@ namespace gmmscore {
 // utterance gets the same dither wherever it sits in a table.
 uint64_t DitherSeed(uint64_t seed, std::string_view key);
 
-// MFCCs, and for --cmvn=online the sliding CMVN; no utterance or speaker CMVN, no deltas.
+// MFCCs, and for --cmvn=online the sliding CMVN; no utterance or speaker CMVN, no deltas. The
+// dither draws from `noise`, or where that is null from GaussianNoise seeded with
+// DitherSeed(opts.dither_seed, key).
 absl::StatusOr<Matrix> ComputeBaseFeatures(const FrontEndOptions& opts, std::span<const float> wave,
-                                           double samp_freq, double vtln_warp,
-                                           std::string_view key);
+                                           double samp_freq, double vtln_warp, std::string_view key,
+                                           DitherNoise* noise = nullptr);
 
 // Applies utterance or speaker CMVN with stats (ignored for the other modes), then the deltas or
 // the splice, then the transform.

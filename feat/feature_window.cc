@@ -1,5 +1,7 @@
 #include "feat/feature_window.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -137,6 +139,19 @@ void GaussianNoise::Add(float sigma, float* values, int32_t n) {
   for (int32_t i = 0; i < n; ++i) values[i] += static_cast<float>(Draw(z)) * sigma;
 }
 
+void KaldiDither::Add(float sigma, float* values, int32_t n) {
+  unsigned int frame_seed = static_cast<unsigned int>(process_.Rand()) + 27437u;
+  auto uniform = [&frame_seed] {
+    return static_cast<float>((rand_r(&frame_seed) + 1.0) / (RAND_MAX + 2.0));
+  };
+  for (int32_t i = 0; i < n; ++i) {
+    const float u1 = uniform();
+    const float u2 = uniform();
+    const float gauss = sqrtf(-2 * logf(u1)) * cosf(static_cast<float>(2 * std::numbers::pi * u2));
+    values[i] += gauss * sigma;
+  }
+}
+
 int64_t NumFrames(int64_t num_samples, const FrameOptions& opts) {
   const int64_t shift = opts.WindowShift(), size = opts.WindowSize();
   if (opts.snip_edges) return num_samples < size ? 0 : 1 + (num_samples - size) / shift;
@@ -176,7 +191,7 @@ std::vector<float> WindowFunction(const FrameOptions& opts) {
 
 void ExtractWindow(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
                    int64_t frame, const FrameOptions& opts, const std::vector<float>& window_fn,
-                   GaussianNoise* noise, std::vector<float>* window, float* raw_log_energy) {
+                   DitherNoise* noise, std::vector<float>* window, float* raw_log_energy) {
   const int32_t size = opts.WindowSize();
   window->assign(size_t(opts.PaddedWindowSize()), 0.0f);
   float* w = window->data();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "util/kaldi_random.h"
 
 namespace gmmscore {
 
@@ -46,12 +47,18 @@ struct FrameOptions {
 // Generate Normal Random Samples", 2005). About 99% of the values cost one draw, a multiply and
 // a comparison, no logarithm; the dither was most of the front end's time with Marsaglia's polar
 // method (3.7 us a 400-sample frame). Repeatable: the same seed gives the same noise.
-class GaussianNoise {
+// Where the dither's noise comes from: each call adds noise of standard deviation sigma to the
+// samples of one frame (each draw rounded to float, times sigma in float, as Kaldi scales them).
+class DitherNoise {
+ public:
+  virtual ~DitherNoise() = default;
+  virtual void Add(float sigma, float* values, int32_t n) = 0;
+};
+
+class GaussianNoise final : public DitherNoise {
  public:
   explicit GaussianNoise(uint64_t seed);
-  // Adds noise of standard deviation sigma to each value (each draw rounded to float, times
-  // sigma in float, as Kaldi's Dither scales its draws).
-  void Add(float sigma, float* values, int32_t n);
+  void Add(float sigma, float* values, int32_t n) override;
   // One standard normal value.
   double Normal();
 
@@ -63,6 +70,20 @@ class GaussianNoise {
   uint64_t Next();
   double Uniform() { return (static_cast<double>(Next() >> 11) + 0.5) * 0x1.0p-53; }  // (0, 1)
   uint64_t s_[4];
+};
+
+// Kaldi's own dither draws (feat/feature-window.cc, Dither): for each frame a generator seeded
+// with the process's next rand() plus 27437, and from it (rand_r) a RandGauss per sample, two
+// uniform draws each. A Kaldi tool draws one rand() sequence over all the utterances it reads, in
+// order, so one KaldiDither serves a whole table; the features then have Kaldi's bits with the
+// dither on too (compute-mfcc-feats' default). Several times slower than GaussianNoise: the
+// daemon's streams use that.
+class KaldiDither final : public DitherNoise {
+ public:
+  void Add(float sigma, float* values, int32_t n) override;
+
+ private:
+  KaldiRandom process_;  // rand()'s sequence, as never seeded
 };
 
 // The number of frames num_samples give; with snip_edges false, also the frames whose windows
@@ -84,6 +105,6 @@ std::vector<float> WindowFunction(const FrameOptions& opts);
 // rounding (the mean and the energy as its BLAS sums them, util/kaldi_blas.h).
 void ExtractWindow(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
                    int64_t frame, const FrameOptions& opts, const std::vector<float>& window_fn,
-                   GaussianNoise* noise, std::vector<float>* window, float* raw_log_energy);
+                   DitherNoise* noise, std::vector<float>* window, float* raw_log_energy);
 
 }  // namespace gmmscore

@@ -117,7 +117,7 @@ void MfccComputer::PowerSpectrum() {
 }
 
 void MfccComputer::ComputeFrame(std::span<const float> wave, int64_t wave_offset,
-                                int64_t num_samples, int64_t frame, GaussianNoise* noise,
+                                int64_t num_samples, int64_t frame, DitherNoise* noise,
                                 float* out) {
   const bool raw = opts_.use_energy && opts_.raw_energy;
   constexpr float kEpsilon = std::numeric_limits<float>::epsilon();
@@ -152,6 +152,12 @@ void MfccComputer::ComputeFrame(std::span<const float> wave, int64_t wave_offset
 
 absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const float> wave,
                                    double samp_freq, double vtln_warp, uint64_t dither_seed) {
+  GaussianNoise noise(dither_seed);
+  return ComputeMfcc(opts, wave, samp_freq, vtln_warp, noise);
+}
+
+absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const float> wave,
+                                   double samp_freq, double vtln_warp, DitherNoise& noise) {
   std::vector<float> resampled;
   if (samp_freq != opts.frame.samp_freq) {
     const bool down = opts.frame.samp_freq < samp_freq;
@@ -175,7 +181,6 @@ absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const floa
                                                    " frames, over the limit of one matrix"));
   }
   Matrix out(static_cast<int32_t>(frames), frames == 0 ? 0 : computer->dim());
-  GaussianNoise noise(dither_seed);
   for (int64_t f = 0; f < frames; ++f) {
     computer->ComputeFrame(wave, 0, static_cast<int64_t>(wave.size()), f, &noise,
                            out.row(static_cast<int32_t>(f)));

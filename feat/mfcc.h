@@ -47,7 +47,7 @@ class MfccComputer {
   // Frame f of a waveform of num_samples known samples (wave[i] is sample wave_offset + i) into
   // out[0, dim()). noise supplies the dither.
   void ComputeFrame(std::span<const float> wave, int64_t wave_offset, int64_t num_samples,
-                    int64_t frame, GaussianNoise* noise, float* out);
+                    int64_t frame, DitherNoise* noise, float* out);
 
  private:
   MfccComputer(const MfccOptions& opts, MelBanks banks);
@@ -65,8 +65,11 @@ class MfccComputer {
   std::unique_ptr<Fft> fft_;
 };
 
-// The MFCCs of a whole waveform (compute-mfcc-feats on one utterance). samp_freq must equal
-// opts.frame.samp_freq. dither_seed seeds the dither, so a run is repeatable.
+// The MFCCs of a whole waveform (compute-mfcc-feats on one utterance), resampled to
+// opts.frame.samp_freq where allowed. The dither draws from `noise`.
+absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const float> wave,
+                                   double samp_freq, double vtln_warp, DitherNoise& noise);
+// The same with GaussianNoise seeded with dither_seed, so that a run is repeatable.
 absl::StatusOr<Matrix> ComputeMfcc(const MfccOptions& opts, std::span<const float> wave,
                                    double samp_freq, double vtln_warp, uint64_t dither_seed);
 

@@ -21,6 +21,7 @@
 #include "feat/split_radix_fft.h"
 #include "feat/wave_reader.h"
 #include "formats/double_matrix_table.h"
+#include "formats/kaldi_compressed_matrix.h"
 #include "formats/kaldi_tables.h"
 #include "tests/test_util.h"
 #include "tests/wave_test_util.h"
@@ -235,6 +236,31 @@ TEST(MfccTest, KaldisBitsOnTheKitsRecordings) {
     }
     EXPECT_EQ(differ, 0) << key << ": values that are not Kaldi's bits, of " << want.data.size();
   }
+}
+
+// With the dither on (Kaldi's default), compute-mfcc-feats draws Kaldi's own numbers
+// (KaldiDither: rand()'s sequence, one per frame, seeding rand_r's per-sample draws). The kit's
+// egbf2-001 was the first utterance of its first make_mfcc.sh job, so a fresh KaldiDither draws
+// what that job drew: compressed as copy-feats --compress=true compresses, Kaldi's archive entry
+// byte for byte.
+TEST(MfccTest, KaldisDitherDrawsGiveKaldisDitheredFeatures) {
+  std::ifstream in(DataPath("kaldi-tri-wav/egbf2-001.wav"), std::ios::binary);
+  auto wave = ReadWave(in, "egbf2-001");
+  ASSERT_TRUE(wave.ok()) << wave.status();
+  MfccOptions opts;
+  opts.use_energy = false;  // the kit's conf/mfcc.conf; dither 1, Kaldi's default
+  KaldiDither dither;
+  auto mfcc = ComputeMfcc(opts, wave->channels[0], wave->sample_rate, 1.0, dither);
+  ASSERT_TRUE(mfcc.ok()) << mfcc.status();
+  std::ostringstream out;
+  out << "egbf2-001 " << std::string("\0B", 2);  // an archive entry: key, binary marker
+  ASSERT_TRUE(WriteCompressedMatrix(*mfcc, CompressionMethod::kAutomatic, out).ok());
+  EXPECT_TRUE(out.str() == ReadFile(DataPath("kaldi-tri-wav/feats_dither1.ark")))
+      << "not Kaldi's bytes";
+  // Seeded noise (the daemon's) is another sequence.
+  auto seeded = ComputeMfcc(opts, wave->channels[0], wave->sample_rate, 1.0, uint64_t{1});
+  ASSERT_TRUE(seeded.ok());
+  EXPECT_NE(seeded->data, mfcc->data);
 }
 
 // The kernels of util/kaldi_blas.h compiled for hardware FMA and portably (the C library's fma)

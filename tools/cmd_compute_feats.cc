@@ -5,17 +5,20 @@
 #include <cstdio>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "feat/compute_features.h"
+#include "feat/feature_window.h"
 #include "feat/wave_reader.h"
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_table.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
+#include "tools/invocation.h"
 #include "tools/kaldi_log.h"
 #include "util/status_macros.h"
 
@@ -109,6 +112,11 @@ int RunComputeFeats(int argc, char** argv) {
     utt2dur = std::move(*w);
   }
 
+  // Run as compute-mfcc-feats, the dither draws Kaldi's numbers, one rand() sequence over the
+  // table as Kaldi's tool draws it, so that dithered features are Kaldi's too; as `gmmscore
+  // compute-feats`, each utterance's own seeded noise (the same wherever it sits in a table).
+  std::optional<KaldiDither> kaldi_dither;
+  if (!KaldiToolName().empty()) kaldi_dither.emplace();
   std::map<std::string, CmvnStats> speaker_stats;
   std::deque<Pending> pending;
   int64_t num_utts = 0, num_success = 0;
@@ -149,8 +157,8 @@ int RunComputeFeats(int argc, char** argv) {
                         " sec): producing no output."));
       continue;
     }
-    auto base =
-        ComputeBaseFeatures(opts, wave.channels[this_chan], wave.sample_rate, vtln_warp, key);
+    auto base = ComputeBaseFeatures(opts, wave.channels[this_chan], wave.sample_rate, vtln_warp,
+                                    key, kaldi_dither ? &*kaldi_dither : nullptr);
     if (!base.ok()) {
       Warn(absl::StrCat("Failed to compute features for utterance ", key, ": ",
                         base.status().message()));
