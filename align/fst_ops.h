@@ -19,11 +19,14 @@ absl::StatusOr<VectorGraph> Compose(const VectorGraph& a, const VectorGraph& b);
 
 // Epsilon removal and determinization in the log semiring (paths with the same input add their
 // probabilities); then input labels above `max_kept_ilabel` (disambiguation symbols, there only to
-// make the graph determinizable) become epsilon; then costs are rounded to multiples of `delta`
-// and the graph is minimized as an acceptor of (input, output, cost) triples, without moving
-// costs or labels along paths. Errors where the graph is not functional (one input sequence, two
+// make the graph determinizable) become epsilon. States are numbered, and arcs ordered, as Kaldi's
+// DeterminizeStar makes them. Errors where the graph is not functional (one input sequence, two
 // output sequences) or has an arc with no input label but an output label.
-absl::StatusOr<VectorGraph> DeterminizeAndMinimize(const VectorGraph& graph, float delta,
-                                                   int32_t max_kept_ilabel);
+absl::StatusOr<VectorGraph> Determinize(const VectorGraph& graph, float delta,
+                                        int32_t max_kept_ilabel);
+
+// Costs rounded to multiples of `delta`, then minimization as an acceptor of (input, output,
+// cost) triples, without moving costs or labels along paths (Kaldi's MinimizeEncoded).
+absl::StatusOr<VectorGraph> MinimizeEncoded(const VectorGraph& graph, float delta);
 
 }  // namespace gmmscore

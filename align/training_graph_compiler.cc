@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "align/local_epsilon_removal.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -215,6 +216,11 @@ absl::StatusOr<VectorGraph> WindowHmm(const TransitionModel& model, const PhoneC
   return hmm;
 }
 
+// Disambiguation windows: a disambiguation symbol, or the pseudo-epsilon {0}.
+bool IsDisambiguationWindow(const std::vector<int32_t>& window) {
+  return window[0] < 0 || (window[0] == 0 && window.size() == 1);
+}
+
 // H: from one loop state, each window's HMM, its window label on the arcs leaving the HMM's start
 // (or on an epsilon arc into the start, where paths come back to it), back to the loop state at
 // its end. Disambiguation windows read symbols numbered after the transition-ids, which become
@@ -229,7 +235,7 @@ absl::StatusOr<VectorGraph> HTransducer(const TransitionModel& model, const Phon
   for (int32_t j = 1; j < static_cast<int32_t>(windows.size()); ++j) {
     const std::vector<int32_t>& window = windows[j];
     VectorGraph hmm;
-    if (window[0] < 0 || (window[0] == 0 && window.size() == 1)) {
+    if (IsDisambiguationWindow(window)) {
       hmm.start = hmm.AddState();
       const int32_t end = hmm.AddState();
       hmm.final_cost[end] = 0.0f;
@@ -445,14 +451,17 @@ absl::StatusOr<AlignGraph> TrainingGraphCompiler::Compile(std::span<const int32_
   if (!h.ok()) return h.status();
   GMM_ASSIGN_OR_RETURN(const VectorGraph hclw, Compose(*h, *clw));
   if (hclw.start < 0) return AlignGraph{};
-  auto graph = DeterminizeAndMinimize(hclw, kDelta, model_->NumTransitionIds());
-  if (!graph.ok()) return graph.status();
-  if (graph->start < 0) return AlignGraph{};
-  if (absl::Status s = AddSelfLoops(*model_, options_.self_loop_scale, options_.reorder, *graph);
-      !s.ok()) {
-    return s;
+  GMM_ASSIGN_OR_RETURN(VectorGraph graph, Determinize(hclw, kDelta, model_->NumTransitionIds()));
+  if (graph.start < 0) return AlignGraph{};
+  // As Kaldi's, only where H had disambiguation symbols to remove.
+  const auto& windows = context.windows();
+  if (options_.rm_eps && std::any_of(windows.begin() + 1, windows.end(), IsDisambiguationWindow)) {
+    RemoveEpsilonsLocally(graph);
+    if (graph.start < 0) return AlignGraph{};
   }
-  return ToAlignGraph(*graph);
+  GMM_ASSIGN_OR_RETURN(graph, MinimizeEncoded(graph, kDelta));
+  GMM_RETURN_IF_ERROR(AddSelfLoops(*model_, options_.self_loop_scale, options_.reorder, graph));
+  return ToAlignGraph(graph);
 }
 
 }  // namespace gmmscore

@@ -2,7 +2,8 @@
 // linear acceptor, composed with the lexicon (L: phones to words), then with the phone-context
 // transducer of the decision tree (C: context windows to phones), then with the HMMs of those
 // windows (H: transition-ids to windows, without self-loops); determinized in the log semiring
-// with epsilons removed, disambiguation symbols removed, costs rounded to 1/1024, minimized as an
+// with epsilons removed, disambiguation symbols removed (optionally some epsilons after them, as
+// --rm-eps), costs rounded to 1/1024, minimized as an
 // acceptor of (input, output, cost), and the self-loops added last. The result is equal to
 // Kaldi's graph up to the numbering of states; its input labels are transition-ids and its output
 // labels words.
@@ -45,6 +46,10 @@ struct TrainingGraphOptions {
   // Kaldi's --reorder: a visit to an HMM state reads its forward transition first and then its
   // self-loops.
   bool reorder = true;
+  // Kaldi's --rm-eps: after determinization, where the graph had disambiguation symbols (now
+  // epsilons), some epsilons are removed locally (align/local_epsilon_removal.h) before
+  // minimization.
+  bool rm_eps = false;
 };
 
 class TrainingGraphCompiler {

@@ -135,8 +135,8 @@ bool Compose(const VectorGraph& a, const VectorGraph& b, VectorGraph* out, std::
   return true;
 }
 
-bool DeterminizeAndMinimize(const VectorGraph& graph, float delta, int32_t max_kept_ilabel,
-                            VectorGraph* out, std::string* error) {
+bool Determinize(const VectorGraph& graph, float delta, int32_t max_kept_ilabel, VectorGraph* out,
+                 std::string* error) {
   // OpenFst's epsilon removal removes only arcs without either label; determinization would read
   // an input epsilon with an output label as a symbol.
   for (int32_t s = 0; s < graph.num_states(); ++s) {
@@ -162,18 +162,17 @@ bool DeterminizeAndMinimize(const VectorGraph& graph, float delta, int32_t max_k
     return false;
   }
   NumberAsKaldi(&determinized);
-  fst::StdVectorFst tropical;
-  fst::ArcMap(determinized, &tropical, fst::WeightConvertMapper<fst::LogArc, fst::StdArc>());
-  for (fst::StateIterator<fst::StdVectorFst> states(tropical); !states.Done(); states.Next()) {
-    for (fst::MutableArcIterator<fst::StdVectorFst> it(&tropical, states.Value()); !it.Done();
-         it.Next()) {
-      fst::StdArc arc = it.Value();
-      if (arc.ilabel > max_kept_ilabel) {
-        arc.ilabel = 0;
-        it.SetValue(arc);
-      }
+  *out = FromFst(determinized);
+  for (std::vector<GraphArc>& arcs : out->arcs) {
+    for (GraphArc& arc : arcs) {
+      if (arc.ilabel > max_kept_ilabel) arc.ilabel = 0;
     }
   }
+  return true;
+}
+
+bool MinimizeEncoded(const VectorGraph& graph, float delta, VectorGraph* out, std::string*) {
+  fst::StdVectorFst tropical = ToFst<fst::StdArc>(graph);
   // Costs rounded so that costs equal up to float noise make equal labels below.
   fst::ArcMap(&tropical, fst::QuantizeMapper<fst::StdArc>(delta));
   fst::EncodeMapper<fst::StdArc> encoder(fst::kEncodeLabels | fst::kEncodeWeights, fst::ENCODE);
@@ -193,7 +192,8 @@ const OpenFstFunctions& OpenFstImplementation() {
     f.write_vector_fst = &WriteVectorFst;
     f.read_symbol_table = &ReadSymbolTable;
     f.compose = &Compose;
-    f.determinize_and_minimize = &DeterminizeAndMinimize;
+    f.determinize = &Determinize;
+    f.minimize_encoded = &MinimizeEncoded;
     return f;
   }();
   return functions;

@@ -25,7 +25,7 @@ namespace gmmscore {
 
 struct OpenFstFunctions {
   // Changes whenever a signature below does: a module of another build is refused.
-  static constexpr int32_t kVersion = 1;
+  static constexpr int32_t kVersion = 2;
   int32_t version = kVersion;
 
   // Each returns false and sets *error where OpenFst refuses its input.
@@ -43,9 +43,11 @@ struct OpenFstFunctions {
                             std::string* error);
   // a ∘ b (align/fst_ops.h).
   bool (*compose)(const VectorGraph& a, const VectorGraph& b, VectorGraph* out, std::string* error);
-  // align/fst_ops.h's DeterminizeAndMinimize.
-  bool (*determinize_and_minimize)(const VectorGraph& graph, float delta, int32_t max_kept_ilabel,
-                                   VectorGraph* out, std::string* error);
+  // align/fst_ops.h's Determinize and MinimizeEncoded.
+  bool (*determinize)(const VectorGraph& graph, float delta, int32_t max_kept_ilabel,
+                      VectorGraph* out, std::string* error);
+  bool (*minimize_encoded)(const VectorGraph& graph, float delta, VectorGraph* out,
+                           std::string* error);
 };
 
 // The functions, from whichever implementation the program links (fst/CMakeLists.txt): OpenFst

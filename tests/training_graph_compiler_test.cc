@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <queue>
@@ -183,6 +184,24 @@ TEST_F(CompileTrainGraphsTest, TriphoneGraphsAreKaldis) {
     std::string why;
     EXPECT_TRUE(SameUpToNumbering(ours[i].second, kaldi[i].second, &why))
         << kaldi[i].first << ": " << why;
+  }
+}
+
+// --rm-eps: the triphone graphs have H's disambiguation symbols (the pseudo-epsilon at the start),
+// so some epsilons go before minimization (what goes: local_epsilon_removal_test).
+TEST_F(CompileTrainGraphsTest, RmEpsRemovesEpsilonsBeforeMinimization) {
+  const std::string disambig = "--read-disambig-syms=" + DataPath("kaldi-tri-graphs/disambig.int");
+  ASSERT_EQ(Compile(disambig + " --rm-eps=true", "ark:" + dir_.file("rm.fsts")), 0) << log();
+  const auto removed = ReadGraphs("ark:" + dir_.file("rm.fsts"));
+  const auto kaldi = ReadGraphs("ark:" + DataPath("kaldi-tri-graphs/graphs_tri1.fsts"));
+  ASSERT_EQ(removed.size(), kaldi.size());
+  for (size_t i = 0; i < kaldi.size(); ++i) {
+    auto epsilons = [](const AlignGraph& g) {
+      return std::count_if(g.arcs.begin(), g.arcs.end(),
+                           [](const GraphArc& arc) { return arc.ilabel == 0; });
+    };
+    EXPECT_LE(removed[i].second.num_arcs(), kaldi[i].second.num_arcs()) << kaldi[i].first;
+    EXPECT_LT(epsilons(removed[i].second), epsilons(kaldi[i].second)) << kaldi[i].first;
   }
 }
 

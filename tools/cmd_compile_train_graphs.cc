@@ -109,42 +109,28 @@ int RunCompileTrainGraphs(int argc, char** argv) {
             "default (the aligner adds them).\n"
             "e.g.: compile-train-graphs tree 1.mdl lex.fst "
             "'ark:sym2int.pl -f 2- words.txt text|' ark:graphs.fsts");
-  const TrainingGraphOptions defaults{.transition_scale = 0.0f, .self_loop_scale = 0.0f};
-  args.Add({"transition-scale", "F", "scale of transition probabilities (excluding self-loops)",
-            KaldiNumber(defaults.transition_scale)});
-  args.Add({"self-loop-scale", "F", "scale of self-loop versus non-self-loop log probabilities",
-            KaldiNumber(defaults.self_loop_scale)});
-  args.Add({"reorder", "", "reorder transition ids for greater decoding efficiency",
-            defaults.reorder ? "true" : "false"});
-  args.Add({"rm-eps", "",
-            "remove [most] epsilons before minimization (with disambiguation "
-            "symbols only); not supported: false only",
-            "false"});
-  args.Add(
-      {"batch-size", "", "number of FSTs to compile at a time (no effect on the output)", "250"});
-  args.Add({"read-disambig-syms", "RXFILENAME",
-            "file containing the list of disambiguation symbols in the phone symbol table", ""});
+  // compile-train-graphs' defaults leave transition probabilities to the aligner.
+  TrainingGraphOptions options{.transition_scale = 0.0f, .self_loop_scale = 0.0f};
+  int32_t batch_size = 250;
+  std::string disambig_in;
+  args.Register("transition-scale", &options.transition_scale,
+                "scale of transition probabilities (excluding self-loops)")
+      .Register("self-loop-scale", &options.self_loop_scale,
+                "scale of self-loop versus non-self-loop log probabilities")
+      .Register("reorder", &options.reorder,
+                "reorder transition ids for greater decoding efficiency")
+      .Register("rm-eps", &options.rm_eps,
+                "remove some epsilons locally before minimization (where the graph had "
+                "disambiguation symbols)")
+      .Register("batch-size", &batch_size,
+                "number of FSTs to compile at a time (no effect on the output)")
+      .Register("read-disambig-syms", &disambig_in,
+                "file containing the list of disambiguation symbols in the phone symbol table");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 5) return Usage(args);
-  TrainingGraphOptions options = defaults;
-  absl::StatusOr<double> transition_scale = args.GetDouble("transition-scale");
-  absl::StatusOr<double> self_loop_scale = args.GetDouble("self-loop-scale");
-  absl::StatusOr<int> batch_size = args.GetInt("batch-size");
-  for (const absl::Status& s :
-       {transition_scale.status(), self_loop_scale.status(), batch_size.status()}) {
-    if (!s.ok()) return Fail(kProgram, s);
-  }
-  options.transition_scale = static_cast<float>(*transition_scale);
-  options.self_loop_scale = static_cast<float>(*self_loop_scale);
-  options.reorder = args.GetBool("reorder");
-  if (args.GetBool("rm-eps")) {
-    return Fail(kProgram, absl::UnimplementedError(
-                              "--rm-eps=true is not implemented; leave it false (the default)"));
-  }
   Counts counts;
-  if (absl::Status s = CompileTrainGraphs(pos, args.Get("read-disambig-syms"), options, &counts);
-      !s.ok()) {
+  if (absl::Status s = CompileTrainGraphs(pos, disambig_in, options, &counts); !s.ok()) {
     return Fail(kProgram, s);
   }
   KaldiLog(stderr, "LOG", kProgram,
