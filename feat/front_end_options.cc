@@ -44,146 +44,171 @@ absl::Status ParseInt(const std::string& name, const std::string& text, int32_t*
 
 using Setter =
     std::function<absl::Status(const std::string&, const std::string&, FrontEndOptions*)>;
+// An option's value as text, for its default: the value in FrontEndOptions{}, so that each
+// default is written once, in front_end_options.h.
+using Shower = std::function<std::string(FrontEndOptions*)>;
 
-struct Entry {
-  FrontEndOptionInfo info;
+struct Binding {
   Setter set;
+  Shower show;
 };
 
+struct Entry {
+  FrontEndOptionInfo info;  // its default_value filled from FrontEndOptions{}
+  Binding field;
+};
+
+const char* CmvnModeName(CmvnMode mode) {
+  switch (mode) {
+    case CmvnMode::kNone:
+      return "none";
+    case CmvnMode::kUtterance:
+      return "utterance";
+    case CmvnMode::kSpeaker:
+      return "speaker";
+    case CmvnMode::kOnline:
+      return "online";
+  }
+  return "none";
+}
+
 template <typename Field>
-Setter DoubleAt(Field field) {
-  return [field](const std::string& n, const std::string& v, FrontEndOptions* o) {
-    return ParseNumber(n, v, &field(o));
-  };
+Binding DoubleAt(Field field) {
+  return {[field](const std::string& n, const std::string& v, FrontEndOptions* o) {
+            return ParseNumber(n, v, &field(o));
+          },
+          [field](FrontEndOptions* o) { return absl::StrCat(field(o)); }};
 }
 template <typename Field>
-Setter IntAt(Field field) {
-  return [field](const std::string& n, const std::string& v, FrontEndOptions* o) {
-    return ParseInt(n, v, &field(o));
-  };
+Binding IntAt(Field field) {
+  return {[field](const std::string& n, const std::string& v, FrontEndOptions* o) {
+            return ParseInt(n, v, &field(o));
+          },
+          [field](FrontEndOptions* o) { return absl::StrCat(field(o)); }};
 }
 template <typename Field>
-Setter BoolAt(Field field) {
-  return [field](const std::string& n, const std::string& v, FrontEndOptions* o) {
-    return ParseBool(n, v, &field(o));
-  };
+Binding BoolAt(Field field) {
+  return {[field](const std::string& n, const std::string& v, FrontEndOptions* o) {
+            return ParseBool(n, v, &field(o));
+          },
+          [field](FrontEndOptions* o) { return std::string(field(o) ? "true" : "false"); }};
 }
 
 const std::vector<Entry>& Entries() {
   using O = FrontEndOptions;
   static const std::vector<Entry> entries = {
-      {{"sample-frequency", "HZ", "waveform sample frequency; audio must match it", "16000"},
+      {{"sample-frequency", "HZ", "waveform sample frequency; audio must match it"},
        DoubleAt([](O* o) -> double& { return o->mfcc.frame.samp_freq; })},
-      {{"frame-shift", "MS", "frame shift in milliseconds", "10"},
+      {{"frame-shift", "MS", "frame shift in milliseconds"},
        DoubleAt([](O* o) -> double& { return o->mfcc.frame.frame_shift_ms; })},
-      {{"frame-length", "MS", "frame length in milliseconds", "25"},
+      {{"frame-length", "MS", "frame length in milliseconds"},
        DoubleAt([](O* o) -> double& { return o->mfcc.frame.frame_length_ms; })},
-      {{"dither", "F", "dithering constant (0: no dither)", "1"},
+      {{"dither", "F", "dithering constant (0: no dither)"},
        DoubleAt([](O* o) -> double& { return o->mfcc.frame.dither; })},
-      {{"preemphasis-coefficient", "F", "coefficient for the preemphasis filter", "0.97"},
+      {{"preemphasis-coefficient", "F", "coefficient for the preemphasis filter"},
        DoubleAt([](O* o) -> double& { return o->mfcc.frame.preemph_coeff; })},
-      {{"remove-dc-offset", "", "subtract the mean of the waveform in each frame", "true"},
+      {{"remove-dc-offset", "", "subtract the mean of the waveform in each frame"},
        BoolAt([](O* o) -> bool& { return o->mfcc.frame.remove_dc_offset; })},
-      {{"window-type", "TYPE", "hamming, hanning, povey, rectangular, sine or blackman", "povey"},
-       [](const std::string&, const std::string& v, O* o) {
-         o->mfcc.frame.window_type = v;
-         return absl::OkStatus();
-       }},
-      {{"round-to-power-of-two", "", "round the window to a power of two for the FFT", "true"},
+      {{"window-type", "TYPE", "hamming, hanning, povey, rectangular, sine or blackman"},
+       {[](const std::string&, const std::string& v, O* o) {
+          o->mfcc.frame.window_type = v;
+          return absl::OkStatus();
+        },
+        [](O* o) { return o->mfcc.frame.window_type; }}},
+      {{"round-to-power-of-two", "", "round the window to a power of two for the FFT"},
        BoolAt([](O* o) -> bool& { return o->mfcc.frame.round_to_power_of_two; })},
-      {{"blackman-coeff", "F", "constant coefficient of the generalized Blackman window", "0.42"},
+      {{"blackman-coeff", "F", "constant coefficient of the generalized Blackman window"},
        DoubleAt([](O* o) -> double& { return o->mfcc.frame.blackman_coeff; })},
       {{"snip-edges", "",
         "only frames that fit wholly in the waveform; false: frames centred every shift, edges "
-        "reflected",
-        "true"},
+        "reflected"},
        BoolAt([](O* o) -> bool& { return o->mfcc.frame.snip_edges; })},
       {{"allow-downsample", "",
-        "allow audio at a higher rate than --sample-frequency (it is downsampled)", "false"},
+        "allow audio at a higher rate than --sample-frequency (it is downsampled)"},
        BoolAt([](O* o) -> bool& { return o->mfcc.frame.allow_downsample; })},
       {{"allow-upsample", "",
-        "allow audio at a lower rate than --sample-frequency (it is upsampled)", "false"},
+        "allow audio at a lower rate than --sample-frequency (it is upsampled)"},
        BoolAt([](O* o) -> bool& { return o->mfcc.frame.allow_upsample; })},
-      {{"num-mel-bins", "N", "number of triangular mel-frequency bins", "23"},
+      {{"num-mel-bins", "N", "number of triangular mel-frequency bins"},
        IntAt([](O* o) -> int32_t& { return o->mfcc.mel.num_bins; })},
-      {{"low-freq", "HZ", "low cutoff of the mel bins", "20"},
+      {{"low-freq", "HZ", "low cutoff of the mel bins"},
        DoubleAt([](O* o) -> double& { return o->mfcc.mel.low_freq; })},
-      {{"high-freq", "HZ", "high cutoff of the mel bins (<= 0: offset from Nyquist)", "0"},
+      {{"high-freq", "HZ", "high cutoff of the mel bins (<= 0: offset from Nyquist)"},
        DoubleAt([](O* o) -> double& { return o->mfcc.mel.high_freq; })},
-      {{"vtln-low", "HZ", "low inflection point of the VTLN warping function", "100"},
+      {{"vtln-low", "HZ", "low inflection point of the VTLN warping function"},
        DoubleAt([](O* o) -> double& { return o->mfcc.mel.vtln_low; })},
-      {{"vtln-high", "HZ", "high inflection point of the VTLN warping (< 0: offset from Nyquist)",
-        "-500"},
+      {{"vtln-high", "HZ", "high inflection point of the VTLN warping (< 0: offset from Nyquist)"},
        DoubleAt([](O* o) -> double& { return o->mfcc.mel.vtln_high; })},
-      {{"num-ceps", "N", "number of cepstra (including C0)", "13"},
+      {{"num-ceps", "N", "number of cepstra (including C0)"},
        IntAt([](O* o) -> int32_t& { return o->mfcc.num_ceps; })},
-      {{"use-energy", "", "use the log energy in place of C0", "true"},
+      {{"use-energy", "", "use the log energy in place of C0"},
        BoolAt([](O* o) -> bool& { return o->mfcc.use_energy; })},
-      {{"energy-floor", "F", "floor on the energy (absolute, not log); 0: none", "0"},
+      {{"energy-floor", "F", "floor on the energy (absolute, not log); 0: none"},
        DoubleAt([](O* o) -> double& { return o->mfcc.energy_floor; })},
-      {{"raw-energy", "", "the energy before preemphasis and windowing", "true"},
+      {{"raw-energy", "", "the energy before preemphasis and windowing"},
        BoolAt([](O* o) -> bool& { return o->mfcc.raw_energy; })},
-      {{"cepstral-lifter", "F", "cepstral liftering constant (0: none)", "22"},
+      {{"cepstral-lifter", "F", "cepstral liftering constant (0: none)"},
        DoubleAt([](O* o) -> double& { return o->mfcc.cepstral_lifter; })},
-      {{"htk-compat", "", "energy or C0 last, as HTK orders them", "false"},
+      {{"htk-compat", "", "energy or C0 last, as HTK orders them"},
        BoolAt([](O* o) -> bool& { return o->mfcc.htk_compat; })},
       {{"cmvn", "MODE",
         "cepstral mean (and variance) normalisation: none, utterance (apply-cmvn), speaker "
-        "(with --utt2spk) or online (OnlineCmvn's causal window)",
-        "none"},
-       [](const std::string& n, const std::string& v, O* o) {
-         if (v == "none") {
-           o->cmvn = CmvnMode::kNone;
-         } else if (v == "utterance") {
-           o->cmvn = CmvnMode::kUtterance;
-         } else if (v == "speaker") {
-           o->cmvn = CmvnMode::kSpeaker;
-         } else if (v == "online") {
-           o->cmvn = CmvnMode::kOnline;
-         } else {
-           return absl::InvalidArgumentError(
-               absl::StrCat("--", n, " is none, utterance, speaker or online, not '", v, "'"));
-         }
-         return absl::OkStatus();
-       }},
-      {{"norm-vars", "", "normalise variances too (apply-cmvn --norm-vars)", "false"},
+        "(with --utt2spk) or online (OnlineCmvn's causal window)"},
+       {[](const std::string& n, const std::string& v, O* o) {
+          if (v == "none") {
+            o->cmvn = CmvnMode::kNone;
+          } else if (v == "utterance") {
+            o->cmvn = CmvnMode::kUtterance;
+          } else if (v == "speaker") {
+            o->cmvn = CmvnMode::kSpeaker;
+          } else if (v == "online") {
+            o->cmvn = CmvnMode::kOnline;
+          } else {
+            return absl::InvalidArgumentError(
+                absl::StrCat("--", n, " is none, utterance, speaker or online, not '", v, "'"));
+          }
+          return absl::OkStatus();
+        },
+        [](O* o) { return std::string(CmvnModeName(o->cmvn)); }}},
+      {{"norm-vars", "", "normalise variances too (apply-cmvn --norm-vars)"},
        BoolAt([](O* o) -> bool& { return o->norm_vars; })},
-      {{"cmn-window", "N", "--cmvn=online: frames in the causal window", "600"},
+      {{"cmn-window", "N", "--cmvn=online: frames in the causal window"},
        IntAt([](O* o) -> int32_t& { return o->cmn_window; })},
-      {{"delta-order", "N", "add deltas up to this order (add-deltas --delta-order); 0: none", "0"},
+      {{"delta-order", "N", "add deltas up to this order (add-deltas --delta-order); 0: none"},
        IntAt([](O* o) -> int32_t& { return o->deltas.order; })},
-      {{"delta-window", "N", "add-deltas --delta-window", "2"},
+      {{"delta-window", "N", "add-deltas --delta-window"},
        IntAt([](O* o) -> int32_t& { return o->deltas.window; })},
       {{"splice-left-context", "N",
-        "splice each frame with this many frames before it (splice-feats --left-context)", "0"},
+        "splice each frame with this many frames before it (splice-feats --left-context)"},
        IntAt([](O* o) -> int32_t& { return o->splice_left; })},
       {{"splice-right-context", "N",
-        "splice each frame with this many frames after it (splice-feats --right-context)", "0"},
+        "splice each frame with this many frames after it (splice-feats --right-context)"},
        IntAt([](O* o) -> int32_t& { return o->splice_right; })},
       {{"transform", "RXFILENAME",
         "apply this linear or affine transform to the frames (transform-feats; e.g. an LDA+MLLT "
-        "model's final.mat)",
-        ""},
-       [](const std::string& n, const std::string& v, O* o) -> absl::Status {
-         o->transform_path = v;
-         if (v.empty()) {
-           o->transform.reset();
-           return absl::OkStatus();
-         }
-         auto m = ReadMatrixFile(v);
-         if (!m.ok())
-           return absl::InvalidArgumentError(absl::StrCat("--", n, ": ", m.status().message()));
-         o->transform = std::make_shared<const Matrix>(*std::move(m));
-         return absl::OkStatus();
-       }},
-      {{"dither-seed", "N", "seed of the dither's random numbers (per utterance or stream)", "0"},
-       [](const std::string& n, const std::string& v, O* o) {
-         if (!absl::SimpleAtoi(v, &o->dither_seed)) {
-           return absl::InvalidArgumentError(
-               absl::StrCat("--", n, ": '", v, "' is not a non-negative integer"));
-         }
-         return absl::OkStatus();
-       }},
+        "model's final.mat)"},
+       {[](const std::string& n, const std::string& v, O* o) -> absl::Status {
+          o->transform_path = v;
+          if (v.empty()) {
+            o->transform.reset();
+            return absl::OkStatus();
+          }
+          auto m = ReadMatrixFile(v);
+          if (!m.ok())
+            return absl::InvalidArgumentError(absl::StrCat("--", n, ": ", m.status().message()));
+          o->transform = std::make_shared<const Matrix>(*std::move(m));
+          return absl::OkStatus();
+        },
+        [](O* o) { return o->transform_path; }}},
+      {{"dither-seed", "N", "seed of the dither's random numbers (per utterance or stream)"},
+       {[](const std::string& n, const std::string& v, O* o) {
+          if (!absl::SimpleAtoi(v, &o->dither_seed)) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("--", n, ": '", v, "' is not a non-negative integer"));
+          }
+          return absl::OkStatus();
+        },
+        [](O* o) { return absl::StrCat(o->dither_seed); }}},
   };
   return entries;
 }
@@ -228,7 +253,11 @@ absl::Status FrontEndOptions::Validate() const {
 const std::vector<FrontEndOptionInfo>& FrontEndOptionList() {
   static const std::vector<FrontEndOptionInfo> list = [] {
     std::vector<FrontEndOptionInfo> out;
-    for (const Entry& e : Entries()) out.push_back(e.info);
+    FrontEndOptions defaults;
+    for (const Entry& e : Entries()) {
+      out.push_back(e.info);
+      out.back().default_value = e.field.show(&defaults);
+    }
     return out;
   }();
   return list;
@@ -237,7 +266,7 @@ const std::vector<FrontEndOptionInfo>& FrontEndOptionList() {
 absl::Status SetFrontEndOption(const std::string& name, const std::string& value,
                                FrontEndOptions* opts) {
   for (const Entry& e : Entries()) {
-    if (e.info.name == name) return e.set(name, value, opts);
+    if (e.info.name == name) return e.field.set(name, value, opts);
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown front-end option --", name));
 }

@@ -115,38 +115,37 @@ absl::Status WriteAdaptedFeatures(const std::string& feats_in,
 
 }  // namespace
 
-void AddFmllrAlignOptions(Args& args) {
-  args.Add({"fmllr", "",
-            "speaker-adapted alignment, as Kaldi's align_fmllr.sh: align with the alignment "
-            "model, estimate an fMLLR transform per speaker, align the transformed features with "
-            "MODEL (FEATS-RSPEC: the speaker-independent features)",
-            "false"})
-      .Add({"spk2utt", "RSPECIFIER", "with --fmllr: the speakers' utterances"})
-      .Add({"alignment-model", "MODEL",
-            "with --fmllr: the first pass's model (final.alimdl; default: MODEL)"})
-      .Add({"silence-phones", "P1:P2",
-            "with --fmllr: phones left out of the statistics (weighted by --silence-weight), "
-            "e.g. the contents of lang/phones/silence.csl"})
-      .Add({"silence-weight", "F", "with --fmllr: the weight of silence frames", "0"})
-      .Add({"fmllr-update-type", "TYPE", "with --fmllr: full, diag, offset or none", "full"})
-      .Add({"fmllr-min-count", "F", "with --fmllr: fewer frames of a speaker keep the identity",
-            "500"})
-      .Add({"fmllr-num-iters", "N", "with --fmllr: iterations of the full update", "40"})
-      .Add(
-          {"write-transforms", "WSPECIFIER", "with --fmllr: also write the transforms by speaker"});
+void AddFmllrAlignOptions(Args& args, FmllrAlignArgs* fmllr) {
+  AlignFmllrOptions& o = fmllr->options;
+  args.Register("fmllr", &fmllr->fmllr,
+                "speaker-adapted alignment, as Kaldi's align_fmllr.sh: align with the alignment "
+                "model, estimate an fMLLR transform per speaker, align the transformed features "
+                "with MODEL (FEATS-RSPEC: the speaker-independent features)")
+      .Register("spk2utt", &o.spk2utt, "with --fmllr: the speakers' utterances")
+      .Register("alignment-model", &o.alignment_model,
+                "with --fmllr: the first pass's model (final.alimdl; default: MODEL)")
+      .Register("silence-phones", &fmllr->silence_phones,
+                "with --fmllr: phones left out of the statistics (weighted by --silence-weight), "
+                "e.g. the contents of lang/phones/silence.csl")
+      .Register("silence-weight", &o.silence_weight, "with --fmllr: the weight of silence frames")
+      .Register("fmllr-update-type", &fmllr->update_type,
+                "with --fmllr: full, diag, offset or none")
+      .Register("fmllr-min-count", &o.fmllr.min_count,
+                "with --fmllr: fewer frames of a speaker keep the identity")
+      .Register("fmllr-num-iters", &o.fmllr.num_iters,
+                "with --fmllr: iterations of the full update")
+      .Register("write-transforms", &o.transforms_out,
+                "with --fmllr: also write the transforms by speaker");
 }
 
-absl::StatusOr<AlignFmllrOptions> FmllrAlignOptionsFromArgs(const Args& args,
-                                                            const AlignOptions& align) {
-  AlignFmllrOptions options;
+absl::StatusOr<AlignFmllrOptions> FmllrAlignOptionsFrom(const FmllrAlignArgs& fmllr,
+                                                        const AlignOptions& align) {
+  AlignFmllrOptions options = fmllr.options;
   options.align = align;
-  if (!args.Has("spk2utt")) {
+  if (options.spk2utt.empty()) {
     return absl::InvalidArgumentError("--fmllr needs --spk2utt (the speakers' utterances)");
   }
-  options.spk2utt = args.Get("spk2utt");
-  if (args.Has("alignment-model")) options.alignment_model = args.Get("alignment-model");
-  if (args.Has("write-transforms")) options.transforms_out = args.Get("write-transforms");
-  const std::string silence = args.Has("silence-phones") ? args.Get("silence-phones") : "";
+  const std::string& silence = fmllr.silence_phones;
   for (const absl::string_view part : absl::StrSplit(silence, ':', absl::SkipEmpty())) {
     int32_t phone = 0;
     if (!absl::SimpleAtoi(part, &phone) || phone < 1) {
@@ -155,13 +154,10 @@ absl::StatusOr<AlignFmllrOptions> FmllrAlignOptionsFromArgs(const Args& args,
     }
     options.silence.insert(phone);
   }
-  GMM_ASSIGN_OR_RETURN(const double weight, args.GetDouble("silence-weight"));
-  options.silence_weight = static_cast<float>(weight);
-  GMM_ASSIGN_OR_RETURN(options.fmllr.update, ParseFmllrUpdate(args.Get("fmllr-update-type")));
-  GMM_ASSIGN_OR_RETURN(options.fmllr.min_count, args.GetDouble("fmllr-min-count"));
-  GMM_ASSIGN_OR_RETURN(const int64_t iterations, args.GetInt("fmllr-num-iters"));
-  if (iterations < 1) return absl::InvalidArgumentError("--fmllr-num-iters must be 1 or more");
-  options.fmllr.num_iters = int32_t(iterations);
+  GMM_ASSIGN_OR_RETURN(options.fmllr.update, ParseFmllrUpdate(fmllr.update_type));
+  if (options.fmllr.num_iters < 1) {
+    return absl::InvalidArgumentError("--fmllr-num-iters must be 1 or more");
+  }
   return options;
 }
 

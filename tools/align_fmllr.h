@@ -33,11 +33,21 @@ struct AlignFmllrOptions {
   std::string transforms_out;  // optional wspecifier: the transforms by speaker
 };
 
+// What gmmscore align's --fmllr and its options set: the fields of AlignFmllrOptions that take a
+// value as given, and the text of those parsed after (FmllrAlignOptionsFrom).
+struct FmllrAlignArgs {
+  bool fmllr = false;          // --fmllr
+  AlignFmllrOptions options;   // all but align, silence and fmllr.update
+  std::string silence_phones;  // P1:P2:...
+  std::string update_type = FmllrUpdateName(options.fmllr.update);
+};
+
 // gmmscore align's --fmllr and its options (Kaldi's align_fmllr.sh defaults: silence left out of
-// the statistics, full transforms).
-void AddFmllrAlignOptions(Args& args);
-absl::StatusOr<AlignFmllrOptions> FmllrAlignOptionsFromArgs(const Args& args,
-                                                            const AlignOptions& align);
+// the statistics, full transforms), bound to *fmllr.
+void AddFmllrAlignOptions(Args& args, FmllrAlignArgs* fmllr);
+// The options they describe, each pass aligning as `align`.
+absl::StatusOr<AlignFmllrOptions> FmllrAlignOptionsFrom(const FmllrAlignArgs& fmllr,
+                                                        const AlignOptions& align);
 
 // Aligns graphs_in's utterances against feats_in (the speaker-independent features) with
 // `model_path`, speaker-adapted as above; the final alignments go to `out` as AlignTable writes

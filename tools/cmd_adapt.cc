@@ -234,32 +234,29 @@ int RunAdapt(int argc, char** argv) {
             "(--spk2utt), written as a table of AmDiagGmm objects (Kaldi's gmm-adapt-map).\n"
             "e.g.: gmmscore adapt --spk2utt=ark:data/spk2utt final.mdl scp:feats.scp "
             "ark:post.ark ark:map.ark");
-  args.Add({"spk2utt", "RSPEC", "rspecifier for speaker to utterance-list map"})
-      .Add({"binary", "",
-            "write --model-out in binary mode (the table is text only with an ark,t: "
-            "wspecifier; gmm-adapt-map accepts --binary and ignores it)",
-            "true"})
-      .Add({"update-flags", "FLAGS", "which GMM parameters will be updated: subset of mvw", "mw"})
-      .Add({"mean-tau", "F", "tau value for updating means", "10"})
-      .Add({"variance-tau", "F",
-            "tau value for updating variances (only relevant if update-flags contains \"v\")",
-            "50"})
-      .Add({"weight-tau", "F", "tau value for updating weights", "10"})
-      .Add({"model-out", "WXFILENAME",
-            "also write the input's transition model with the adapted GMMs as a whole model "
-            "(a single speaker or utterance only; not a gmm-adapt-map option)"});
+  std::string spk2utt;  // empty: per utterance
+  bool binary = true;
+  std::string update_flags = "mw";
+  MapOptions options;
+  std::string model_out;  // wxfilename; empty: none
+  args.Register("spk2utt", &spk2utt, "rspecifier for speaker to utterance-list map")
+      .Register("binary", &binary,
+                "write --model-out in binary mode (the table is text only with an ark,t: "
+                "wspecifier; gmm-adapt-map accepts --binary and ignores it)")
+      .Register("update-flags", &update_flags,
+                "which GMM parameters will be updated: subset of mvw")
+      .Register("mean-tau", &options.mean_tau, "tau value for updating means")
+      .Register("variance-tau", &options.variance_tau,
+                "tau value for updating variances (only relevant if update-flags contains \"v\")")
+      .Register("weight-tau", &options.weight_tau, "tau value for updating weights")
+      .Register("model-out", &model_out,
+                "also write the input's transition model with the adapted GMMs as a whole model "
+                "(a single speaker or utterance only; not a gmm-adapt-map option)");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 4) return Usage(args);
-  auto mean_tau = args.GetDouble("mean-tau"), variance_tau = args.GetDouble("variance-tau"),
-       weight_tau = args.GetDouble("weight-tau");
-  for (const absl::Status& s : {mean_tau.status(), variance_tau.status(), weight_tau.status()}) {
-    if (!s.ok()) return Fail("adapt", s);
-  }
-  const MapOptions options{
-      .mean_tau = *mean_tau, .variance_tau = *variance_tau, .weight_tau = *weight_tau};
   if (absl::Status s = CheckMapOptions(options); !s.ok()) return Fail("adapt", s);
-  auto flags = ParseGmmFlags(args.Get("update-flags"));
+  auto flags = ParseGmmFlags(update_flags);
   if (!flags.ok()) return Fail("adapt", flags.status());
 
   auto model = ReadKaldiModelFile(pos[0]);
@@ -269,16 +266,14 @@ int RunAdapt(int argc, char** argv) {
   auto table = AmDiagGmmTableWriter::Open(pos[3]);
   if (!table.ok()) return Fail("adapt", table.status());
 
-  Adapter adapter(*model, options, *flags, **table, args.Has("model-out"));
-  const absl::Status adapted =
-      args.Has("spk2utt") ? AdaptPerSpeaker(args.Get("spk2utt"), pos[1], *posteriors, adapter)
-                          : AdaptPerUtterance(pos[1], *posteriors, adapter);
+  Adapter adapter(*model, options, *flags, **table, !model_out.empty());
+  const absl::Status adapted = !spk2utt.empty()
+                                   ? AdaptPerSpeaker(spk2utt, pos[1], *posteriors, adapter)
+                                   : AdaptPerUtterance(pos[1], *posteriors, adapter);
   if (!adapted.ok()) return Fail("adapt", adapted);
   if (absl::Status s = (*table)->Close(); !s.ok()) return Fail("adapt", s);
-  if (args.Has("model-out") && adapter.single().has_value()) {
-    if (absl::Status s =
-            WriteKaldiModelFile(*adapter.single(), args.Get("model-out"), args.GetBool("binary"));
-        !s.ok()) {
+  if (!model_out.empty() && adapter.single().has_value()) {
+    if (absl::Status s = WriteKaldiModelFile(*adapter.single(), model_out, binary); !s.ok()) {
       return Fail("adapt", s);
     }
   }

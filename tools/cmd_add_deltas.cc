@@ -50,29 +50,21 @@ int RunAddDeltas(int argc, char** argv) {
             "[options] IN-RSPECIFIER OUT-WSPECIFIER\n"
             "Adds delta and acceleration features (Kaldi's add-deltas).\n"
             "e.g.: add-deltas ark:feats.ark ark:-");
-  args.Add({"delta-order", "N", "order of delta computation", "2"})
-      .Add({"delta-window", "N",
-            "parameter controlling window for delta computation (actual "
-            "window size for each delta order is 1 + 2*delta-window-size)",
-            "2"})
-      .Add({"truncate", "N", "if nonzero, first truncate features to this dimension", "0"});
+  DeltaOptions opts;
+  int32_t truncate = 0;
+  args.Register("delta-order", &opts.order, "order of delta computation")
+      .Register("delta-window", &opts.window,
+                "parameter controlling window for delta computation (actual window size for each "
+                "delta order is 1 + 2*delta-window-size)")
+      .Register("truncate", &truncate, "if nonzero, first truncate features to this dimension");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
-  DeltaOptions opts;
-  auto order = args.GetInt("delta-order");
-  auto window = args.GetInt("delta-window");
-  auto truncate = args.GetInt("truncate");
-  for (const absl::Status& s : {order.status(), window.status(), truncate.status()}) {
-    if (!s.ok()) return Fail(kProgram, s);
-  }
-  opts.order = *order;
-  opts.window = *window;
   if (absl::Status s = opts.Validate(); !s.ok()) return Fail(kProgram, s);
-  if (*truncate < 0) {
+  if (truncate < 0) {
     return Fail(kProgram, absl::InvalidArgumentError("--truncate must be >= 0"));
   }
-  if (absl::Status s = AddDeltas(pos[0], pos[1], opts, *truncate); !s.ok()) {
+  if (absl::Status s = AddDeltas(pos[0], pos[1], opts, truncate); !s.ok()) {
     return Fail(kProgram, s);
   }
   return 0;

@@ -126,19 +126,14 @@ int RunAliToPhones(int argc, char** argv) {
             "[options] MODEL ALIGNMENTS-RSPECIFIER (PHONES-WSPECIFIER|CTM-WXFILENAME)\n"
             "Converts alignments to phone sequences (or, with --ctm-output, CTM lines).\n"
             "e.g.: ali-to-phones 1.mdl ark:1.ali ark,t:-");
-  args.Add({"ctm-output", "", "write CTM lines (confidences omitted)", "false"})
-      .Add({"frame-shift", "SECONDS", "frame shift for the CTM times", "0.01"})
-      .Add({"per-frame", "", "write the phone of each frame (else the phone sequence)", "false"})
-      .Add({"write-lengths", "", "write (phone, frames) pairs", "false"});
+  PhoneOutput opts;
+  args.Register("ctm-output", &opts.ctm, "write CTM lines (confidences omitted)")
+      .Register("frame-shift", &opts.frame_shift, "frame shift for the CTM times")
+      .Register("per-frame", &opts.per_frame,
+                "write the phone of each frame (else the phone sequence)")
+      .Register("write-lengths", &opts.write_lengths, "write (phone, frames) pairs");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
-  PhoneOutput opts;
-  opts.ctm = args.GetBool("ctm-output");
-  opts.per_frame = args.GetBool("per-frame");
-  opts.write_lengths = args.GetBool("write-lengths");
-  auto shift = args.GetDouble("frame-shift");
-  if (!shift.ok()) return Fail("ali-to-phones", shift.status());
-  opts.frame_shift = static_cast<float>(*shift);
   if (opts.per_frame && opts.write_lengths) {
     return Fail("ali-to-phones",
                 absl::InvalidArgumentError("--per-frame and --write-lengths are incompatible"));
@@ -157,7 +152,8 @@ int RunCopyIntVector(int argc, char** argv) {
             "[options] VECTOR-IN-RSPECIFIER VECTOR-OUT-WSPECIFIER\n"
             "Copies tables of integer vectors (e.g. alignments), binary or text.\n"
             "e.g.: copy-int-vector 'ark:gunzip -c ali.1.gz|' ark,t:-");
-  args.Add({"binary", "", "write in binary mode (only relevant if the output is a file)", "true"});
+  bool binary = true;  // accepted, as Kaldi's is: the wspecifier says how the table is written
+  args.Register("binary", &binary, "write in binary mode (only relevant if the output is a file)");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);

@@ -2,6 +2,8 @@
 // arguments, options, defaults, outputs and exit status, with the scoring on the fast CPU path or
 // a GPU (--backend).
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "align/align_utterance.h"
 #include "formats/kaldi_fst.h"
@@ -35,7 +37,11 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
                    "e.g.: gmmscore align --beam=10 --retry-beam=40 final.mdl ark:graphs.fsts "
                    "ark:feats.ark ark:1.ali"));
   AlignOptions options;
-  int32_t threads = 0;
+  std::string per_frame_wspecifier, posteriors_wspecifier, ctm_wxfilename;
+  // Scored on the CPU unless --backend says otherwise (BackendRequest's own default is auto, the
+  // daemon's).
+  BackendRequest request{.backend = "cpu", .program = kProgram};
+  FmllrAlignArgs fmllr_args;
   args.Register("beam", &options.beam, "decoding beam used in alignment")
       .Register("retry-beam", &options.retry_beam,
                 "decoding beam for the second try at alignment (0: none)")
@@ -48,22 +54,22 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
                 "scale of self-loop versus non-self-loop log probabilities")
       .Register("acoustic-scale", &options.acoustic_scale,
                 "scaling factor for acoustic likelihoods")
-      .Add({"write-per-frame-acoustic-loglikes", "WSPEC",
-            "table of vectors: each utterance's acoustic log-likelihood per frame"})
-      .Add({"posteriors", "WSPEC",
-            "also write each utterance's forward-backward posteriors over transition-ids (Kaldi's "
-            "Posterior table, as gmm-acc-stats reads)"})
-      .Add({"ctm", "WXFILENAME",
-            "also write phone segments, as ali-to-phones --ctm-output: UTT 1 START DURATION PHONE "
-            "(a file, - or '| command')"})
-      .Add({"backend", "NAME",
-            "cpu, cuda or auto: where frames are scored and aligned (on a GPU the Viterbi is exact "
-            "and batched: the beams do not prune)",
-            "cpu"})
-      .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0", "all"})
-      .Register("threads", &threads, "CPU threads, 0 for all");
+      .Register("write-per-frame-acoustic-loglikes", &per_frame_wspecifier,
+                "table of vectors: each utterance's acoustic log-likelihood per frame")
+      .Register("posteriors", &posteriors_wspecifier,
+                "also write each utterance's forward-backward posteriors over transition-ids "
+                "(Kaldi's Posterior table, as gmm-acc-stats reads)")
+      .Register("ctm", &ctm_wxfilename,
+                "also write phone segments, as ali-to-phones --ctm-output: UTT 1 START DURATION "
+                "PHONE (a file, - or '| command')")
+      .Register("backend", &request.backend,
+                "cpu, cuda or auto: where frames are scored and aligned (on a GPU the Viterbi is "
+                "exact and batched: the beams do not prune)")
+      .Register("devices", &request.devices,
+                "GPUs for --backend cuda or auto: all, or numbers like 0")
+      .Register("threads", &request.cpu_threads, "CPU threads, 0 for all");
   if (server != nullptr) server->add_options(args);
-  if (command.fmllr) AddFmllrAlignOptions(args);
+  if (command.fmllr) AddFmllrAlignOptions(args, &fmllr_args);
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   if (args.positional().size() < 4 || args.positional().size() > 5) return Usage(args);
   const std::vector<std::string>& pos = args.positional();
@@ -80,32 +86,36 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
     scores = *std::move(opened);
   }
   const bool remote = server != nullptr && args.Has("server");
-  const bool fmllr = command.fmllr && args.GetBool("fmllr");
+  const bool fmllr = fmllr_args.fmllr;  // an option only where command.fmllr
   if (remote && fmllr) {
     return Fail("align", absl::InvalidArgumentError("--fmllr needs the models here: not with "
                                                     "--server"));
   }
-  for (const char* local_only : {"write-per-frame-acoustic-loglikes", "posteriors", "ctm"}) {
-    if (remote && args.Has(local_only)) {
+  for (const auto& [local_only, value] :
+       {std::pair<const char*, const std::string*>{"write-per-frame-acoustic-loglikes",
+                                                   &per_frame_wspecifier},
+        {"posteriors", &posteriors_wspecifier},
+        {"ctm", &ctm_wxfilename}}) {
+    if (remote && !value->empty()) {
       return Fail("align", absl::InvalidArgumentError(absl::StrCat(
                                "--", local_only, " needs the model here: not with --server")));
     }
   }
   std::unique_ptr<FloatVectorTableWriter> per_frame;
-  if (args.Has("write-per-frame-acoustic-loglikes")) {
-    auto opened = FloatVectorTableWriter::Open(args.Get("write-per-frame-acoustic-loglikes"));
+  if (!per_frame_wspecifier.empty()) {
+    auto opened = FloatVectorTableWriter::Open(per_frame_wspecifier);
     if (!opened.ok()) return Fail("align", opened.status());
     per_frame = *std::move(opened);
   }
   std::unique_ptr<PosteriorTableWriter> posteriors;
-  if (args.Has("posteriors")) {
-    auto opened = PosteriorTableWriter::Open(args.Get("posteriors"));
+  if (!posteriors_wspecifier.empty()) {
+    auto opened = PosteriorTableWriter::Open(posteriors_wspecifier);
     if (!opened.ok()) return Fail("align", opened.status());
     posteriors = *std::move(opened);
   }
   std::unique_ptr<OutputStream> ctm;
-  if (args.Has("ctm")) {
-    auto opened = OutputStream::Open(args.Get("ctm"));
+  if (!ctm_wxfilename.empty()) {
+    auto opened = OutputStream::Open(ctm_wxfilename);
     if (!opened.ok()) return Fail("align", opened.status());
     ctm = *std::move(opened);
   }
@@ -113,13 +123,9 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
                                   ctm ? &ctm->stream() : nullptr, posteriors.get()};
 
   absl::StatusOr<AlignTableSummary> summary;
-  const BackendRequest request{.backend = args.Get("backend"),
-                               .devices = args.Get("devices"),
-                               .program = kProgram,
-                               .cpu_threads = threads};
   if (fmllr) {
     // Two passes over the graphs and features, by their specifiers.
-    auto fmllr_options = FmllrAlignOptionsFromArgs(args, options);
+    auto fmllr_options = FmllrAlignOptionsFrom(fmllr_args, options);
     if (!fmllr_options.ok()) return Fail("align", fmllr_options.status());
     summary = AlignTableWithFmllr(*fmllr_options, request, pos[0], pos[1], pos[2], outputs,
                                   kProgram, stderr);

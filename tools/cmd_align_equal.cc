@@ -76,7 +76,8 @@ int RunAlignEqualCompiled(int argc, char** argv) {
             "Writes an equally spaced alignment along a random path through each graph (for\n"
             "training from a flat start).\n"
             "e.g.: align-equal-compiled 1.fsts scp:train.scp ark:equal.ali");
-  args.Add({"binary", "", "write output in binary mode", "true"});
+  bool binary = true;  // accepted, as Kaldi's is: the wspecifier says how the table is written
+  args.Register("binary", &binary, "write output in binary mode");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);

@@ -71,25 +71,29 @@ absl::StatusOr<Timing> TimeScorer(const Scorer& scorer, const std::vector<Matrix
 
 int RunBench(int argc, char** argv) {
   Args args("bench", "[--backend cpu] [--states N --gauss N --dim N --frames N]");
-  args.Add({"backend", "NAME", "cpu", "cpu"})
-      .Add({"states", "N", "states in the random model", "5000"})
-      .Add({"gauss", "N", "Gaussians per state", "32"})
-      .Add({"dim", "N", "feature dimension", "39"})
-      .Add({"frames", "N", "frames per batch", "512"})
-      .Add({"iterations", "N", "timed batches per measurement (median reported)", "10"})
-      .Add({"threads", "LIST", "thread counts to measure, 0 for all", "1,0"});
+  std::string backend = "cpu";
+  // A model of a recognizer's size, not RandomModelOptions' small one; --gauss Gaussians in
+  // every state.
+  RandomModelOptions o{.num_states = 5000, .dim = 39, .max_gauss = 32, .mean_offset = -5.0f};
+  int32_t frames = 512, iterations = 10;
+  std::string thread_list = "1,0";
+  args.Register("backend", &backend, "cpu")
+      .Register("states", &o.num_states, "states in the random model")
+      .Register("gauss", &o.max_gauss, "Gaussians per state")
+      .Register("dim", &o.dim, "feature dimension")
+      .Register("frames", &frames, "frames per batch")
+      .Register("iterations", &iterations, "timed batches per measurement (median reported)")
+      .Register("threads", &thread_list, "thread counts to measure, 0 for all");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
-  if (args.Get("backend") != "cpu") {
+  if (backend != "cpu") {
     return Fail("bench", absl::UnimplementedError("this build benchmarks --backend cpu only"));
   }
-  auto states = args.GetInt("states"), gauss = args.GetInt("gauss"), dim = args.GetInt("dim"),
-       frames = args.GetInt("frames"), iterations = args.GetInt("iterations");
-  for (const auto* v : {&states, &gauss, &dim, &frames, &iterations}) {
-    if (!v->ok()) return Fail("bench", v->status());
-    if (**v < 1) return Fail("bench", absl::InvalidArgumentError("sizes must be >= 1"));
+  for (const int32_t v : {o.num_states, o.max_gauss, o.dim, frames, iterations}) {
+    if (v < 1) return Fail("bench", absl::InvalidArgumentError("sizes must be >= 1"));
   }
+  o.min_gauss = o.max_gauss;
   std::vector<int> thread_counts;
-  for (const absl::string_view part : absl::StrSplit(args.Get("threads"), ',')) {
+  for (const absl::string_view part : absl::StrSplit(thread_list, ',')) {
     int n = 0;
     if (!absl::SimpleAtoi(part, &n) || n < 0) {
       return Fail("bench", absl::InvalidArgumentError("--threads: a list of counts, 0 for all"));
@@ -97,28 +101,23 @@ int RunBench(int argc, char** argv) {
     thread_counts.push_back(n == 0 ? int(std::thread::hardware_concurrency()) : n);
   }
 
-  RandomModelOptions o;
-  o.num_states = *states;
-  o.min_gauss = o.max_gauss = *gauss;
-  o.dim = *dim;
-  o.mean_offset = -5.0f;
   const GmmModel model = RandomModel(o, 42);
   std::vector<Matrix> batches;
   for (uint32_t i = 0; i < 4; ++i)
-    batches.push_back(RandomFeatures(*frames, *dim, -5.0f, 3.0f, 1000 + i));
-  CheckSet random{Matrix(std::min(*frames, 16), *dim), {}};
+    batches.push_back(RandomFeatures(frames, o.dim, -5.0f, 3.0f, 1000 + i));
+  CheckSet random{Matrix(std::min(frames, 16), o.dim), {}};
   std::copy_n(batches[0].data.begin(), random.feats.data.size(), random.feats.data.begin());
   random.reference = ReferenceScores(model, random.feats);
   CheckSet adversarial{AdversarialFeatures(model, 16, 7), {}};
   adversarial.reference = ReferenceScores(model, adversarial.feats);
 
-  const double gauss_frames = double(model.num_gauss()) * *frames;
-  const double audio_s = *frames / 100.0;
+  const double gauss_frames = double(model.num_gauss()) * frames;
+  const double audio_s = frames / 100.0;
   std::printf(
       "gmmscore bench: model %d states x %d Gaussians x %d dims (%lld Gaussians), batch "
       "%d frames, %d timed batches (median), SIMD target %s\n",
-      *states, *gauss, *dim, static_cast<long long>(model.num_gauss()), *frames, *iterations,
-      SimdTargetName());
+      o.num_states, o.max_gauss, o.dim, static_cast<long long>(model.num_gauss()), frames,
+      iterations, SimdTargetName());
   std::printf(
       "max|err|: on 16 random frames; adversarial: the worst error on 16 frames built to "
       "be hard (model/random_model.h), as a multiple of the contract's tolerance "
@@ -135,7 +134,7 @@ int RunBench(int argc, char** argv) {
          {std::tuple<const Scorer*, std::string, double*>{&fast, fast.name(), &fast_s},
           {&unguarded, "cpu-simd without the guard", &unguarded_s},
           {&peer, peer.name(), &peer_s}}) {
-      auto t = TimeScorer(*scorer, batches, *iterations, random, adversarial);
+      auto t = TimeScorer(*scorer, batches, iterations, random, adversarial);
       if (!t.ok()) return Fail("bench", t.status());
       *seconds = t->median_s;
       std::printf("%-8d %-26s %12.3f %16.3e %10.5f %12.2e %12.2f\n", threads, name.c_str(),

@@ -250,21 +250,23 @@ int RunComputeCmvnStats(int argc, char** argv) {
             "table, per speaker with --spk2utt, or global to a file.\n"
             "e.g.: compute-cmvn-stats --spk2utt=ark:data/train/spk2utt scp:data/train/feats.scp "
             "ark,scp:cmvn.ark,cmvn.scp");
-  args.Add({"spk2utt", "RSPECIFIER", "speaker to utterance-list map"})
-      .Add({"binary", "", "write in binary mode (applies only to global CMN/CVN)", "true"});
+  std::string spk2utt;
+  bool binary = true;
+  args.Register("spk2utt", &spk2utt, "speaker to utterance-list map")
+      .Register("binary", &binary, "write in binary mode (applies only to global CMN/CVN)");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
   Counts counts;
   absl::Status s;
   if (IsTableSpecifier(pos[1])) {
-    s = args.Get("spk2utt").empty() ? StatsPerUtterance(pos[0], pos[1], &counts)
-                                    : StatsPerSpeaker(args.Get("spk2utt"), pos[0], pos[1], &counts);
-  } else if (!args.Get("spk2utt").empty()) {
+    s = spk2utt.empty() ? StatsPerUtterance(pos[0], pos[1], &counts)
+                        : StatsPerSpeaker(spk2utt, pos[0], pos[1], &counts);
+  } else if (!spk2utt.empty()) {
     s = absl::InvalidArgumentError(
         "--spk2utt option not compatible with wxfilename as output (did you forget ark:?)");
   } else {
-    s = GlobalStats(pos[0], pos[1], args.GetBool("binary"), &counts);
+    s = GlobalStats(pos[0], pos[1], binary, &counts);
   }
   if (!s.ok()) return Fail(kComputeProgram, s);
   Log(kComputeProgram, absl::StrCat("Done accumulating CMVN stats for ", counts.done,
@@ -280,27 +282,24 @@ int RunApplyCmvn(int argc, char** argv) {
             "default, per speaker with --utt2spk, or global if the statistics are a file.\n"
             "e.g.: apply-cmvn --utt2spk=ark:data/train/utt2spk scp:data/train/cmvn.scp "
             "scp:data/train/feats.scp ark:-");
-  args.Add({"utt2spk", "RSPECIFIER", "utterance to speaker map"})
-      .Add({"norm-vars", "", "normalize variances", "false"})
-      .Add({"norm-means", "", "normalize means (false: copy the features)", "true"})
-      .Add({"skip-dims", "D1:D2", "dimensions to leave unnormalized, e.g. 13:14:15"})
-      .Add({"reverse", "",
-            "apply CMVN in the reverse sense: zero-mean, unit-variance input made into data with "
-            "the statistics' mean and variance",
-            "false"});
+  ApplyOptions opts;
+  bool norm_means = true;
+  std::string skip_dims;
+  args.Register("utt2spk", &opts.utt2spk, "utterance to speaker map")
+      .Register("norm-vars", &opts.norm_vars, "normalize variances")
+      .Register("norm-means", &norm_means, "normalize means (false: copy the features)")
+      .Register("skip-dims", &skip_dims, "dimensions to leave unnormalized, e.g. 13:14:15")
+      .Register("reverse", &opts.reverse,
+                "apply CMVN in the reverse sense: zero-mean, unit-variance input made into data "
+                "with the statistics' mean and variance");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
-  ApplyOptions opts;
-  opts.utt2spk = args.Get("utt2spk");
-  opts.norm_vars = args.GetBool("norm-vars");
-  opts.reverse = args.GetBool("reverse");
-  const bool norm_means = args.GetBool("norm-means");
   if (opts.norm_vars && !norm_means) {
     return Fail(kApplyProgram,
                 absl::InvalidArgumentError("You cannot normalize the variance but not the mean."));
   }
-  auto dims = ParseDims(args.Get("skip-dims"));
+  auto dims = ParseDims(skip_dims);
   if (!dims.ok()) return Fail(kApplyProgram, dims.status());
   opts.skip_dims = *std::move(dims);
   Counts counts;

@@ -88,24 +88,25 @@ int RunCompileGraphs(int argc, char** argv) {
             "model's topology (monophone models).\n"
             "e.g.: gmmscore compile-graphs --phone-symbols=phones.txt --lexicon=lexicon.txt "
             "--optional-silence=SIL final.mdl ark,t:text ark:graphs.fsts");
-  args.Add({"phone-symbols", "RXFILENAME", "phones.txt: the transcripts hold phone names"})
-      .Add({"lexicon", "RXFILENAME",
-            "lexicon.txt (\"WORD PHONE...\" lines, several for several pronunciations): the "
-            "transcripts hold words"})
-      .Add({"optional-silence", "PHONE",
-            "a phone (id, or name with --phone-symbols) optional at the start, between words "
-            "(phones, without --lexicon) and at the end"})
-      .Add({"silence-prob", "F", "probability of the optional silence at each place", "0.5"});
+  std::string phone_symbols, lexicon_file, optional_silence;
+  PhoneGraphOptions options;
+  args.Register("phone-symbols", &phone_symbols, "phones.txt: the transcripts hold phone names")
+      .Register("lexicon", &lexicon_file,
+                "lexicon.txt (\"WORD PHONE...\" lines, several for several pronunciations): the "
+                "transcripts hold words")
+      .Register("optional-silence", &optional_silence,
+                "a phone (id, or name with --phone-symbols) optional at the start, between words "
+                "(phones, without --lexicon) and at the end")
+      .Register("silence-prob", &options.silence_prob,
+                "probability of the optional silence at each place");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
-  auto silence_prob = args.GetDouble("silence-prob");
-  if (!silence_prob.ok()) return Fail("compile-graphs", silence_prob.status());
   auto model = ReadKaldiModelFile(pos[0]);
   if (!model.ok()) return Fail("compile-graphs", model.status());
   std::map<std::string, int32_t> symbols;
-  if (args.Has("phone-symbols")) {
-    auto read = ReadSymbols(args.Get("phone-symbols"));
+  if (!phone_symbols.empty()) {
+    auto read = ReadSymbols(phone_symbols);
     if (!read.ok()) return Fail("compile-graphs", read.status());
     symbols = *std::move(read);
   }
@@ -124,16 +125,14 @@ int RunCompileGraphs(int argc, char** argv) {
     }
     return id;
   };
-  PhoneGraphOptions options;
-  options.silence_prob = float(*silence_prob);
-  if (args.Has("optional-silence")) {
-    auto sil = phone_id(args.Get("optional-silence"));
+  if (!optional_silence.empty()) {
+    auto sil = phone_id(optional_silence);
     if (!sil.ok()) return Fail("compile-graphs", sil.status());
     options.optional_silence = *sil;
   }
   std::map<std::string, Pronunciations> lexicon;
-  if (args.Has("lexicon")) {
-    auto read = ReadLexicon(args.Get("lexicon"), phone_id);
+  if (!lexicon_file.empty()) {
+    auto read = ReadLexicon(lexicon_file, phone_id);
     if (!read.ok()) return Fail("compile-graphs", read.status());
     lexicon = *std::move(read);
   }

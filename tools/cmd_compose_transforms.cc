@@ -137,21 +137,17 @@ int RunComposeTransforms(int argc, char** argv) {
             " e.g.: compose-transforms 1.mat 2.mat 3.mat\n"
             "   compose-transforms 1.mat ark:2.trans ark:3.trans\n"
             "   compose-transforms ark:1.trans ark:2.trans ark:3.trans");
-  args.Add({"utt2spk", "RSPECIFIER",
-            "rspecifier for utterance to speaker map (if mixing utterance and speaker ids)"})
-      .Add({"b-is-affine", "",
-            "If true, treat last column of transform b as an offset term (only relevant if a is "
-            "affine)",
-            "false"})
-      .Add(
-          {"binary", "", "Write in binary mode (only relevant if output is a wxfilename)", "true"});
+  Options options;
+  args.Register("utt2spk", &options.utt2spk,
+                "rspecifier for utterance to speaker map (if mixing utterance and speaker ids)")
+      .Register("b-is-affine", &options.b_is_affine,
+                "If true, treat last column of transform b as an offset term (only relevant if a "
+                "is affine)")
+      .Register("binary", &options.binary,
+                "Write in binary mode (only relevant if output is a wxfilename)");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
-  Options options;
-  options.b_is_affine = args.GetBool("b-is-affine");
-  options.binary = args.GetBool("binary");
-  options.utt2spk = args.Has("utt2spk") ? args.Get("utt2spk") : "";
   const bool a_table = IsTableSpecifier(pos[0]), b_table = IsTableSpecifier(pos[1]),
              c_table = IsTableSpecifier(pos[2]);
   if (!options.utt2spk.empty() && !(a_table && b_table)) {

@@ -49,15 +49,19 @@ int RunComputeFeats(int argc, char** argv) {
   for (const FrontEndOptionInfo& o : FrontEndOptionList()) {
     args.Add({o.name, o.value_name, o.help, o.default_value});
   }
-  args.Add({"channel", "N", "channel to extract (-1: the first, with a warning if there are more)",
-            "-1"})
-      .Add({"min-duration", "SECONDS", "skip utterances shorter than this", "0"})
-      .Add({"subtract-mean", "", "subtract the mean of each feature dimension (per utterance)",
-            "false"})
-      .Add({"vtln-warp", "F", "VTLN warp factor", "1"})
-      .Add({"utt2spk", "RSPEC", "utterance-to-speaker map (for --cmvn=speaker)"})
-      .Add({"write-utt2dur", "WSPEC", "write each utterance's duration in seconds"})
-      .Add({"output-format", "FORMAT", "kaldi (the only format written)", "kaldi"});
+  int32_t channel = -1;
+  float min_duration = 0.0f, vtln_warp = 1.0f;
+  bool subtract = false;
+  std::string utt2spk_in, utt2dur_out, output_format = "kaldi";
+  args.Register("channel", &channel,
+                "channel to extract (-1: the first, with a warning if there are more)")
+      .Register("min-duration", &min_duration, "skip utterances shorter than this (seconds)")
+      .Register("subtract-mean", &subtract,
+                "subtract the mean of each feature dimension (per utterance)")
+      .Register("vtln-warp", &vtln_warp, "VTLN warp factor")
+      .Register("utt2spk", &utt2spk_in, "utterance-to-speaker map (for --cmvn=speaker)")
+      .Register("write-utt2dur", &utt2dur_out, "write each utterance's duration in seconds")
+      .Register("output-format", &output_format, "kaldi (the only format written)");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
@@ -72,28 +76,17 @@ int RunComputeFeats(int argc, char** argv) {
     }
   }
   if (absl::Status s = opts.Validate(); !s.ok()) return Fail("compute-feats", s);
-  int32_t channel = -1;
-  double min_duration = 0, vtln_warp = 1;
-  if (!absl::SimpleAtoi(args.Get("channel"), &channel) ||
-      !absl::SimpleAtod(args.Get("min-duration"), &min_duration) ||
-      !absl::SimpleAtod(args.Get("vtln-warp"), &vtln_warp)) {
+  if (output_format != "kaldi") {
     return Fail("compute-feats",
-                absl::InvalidArgumentError("--channel, --min-duration or --vtln-warp is not a "
-                                           "number"));
-  }
-  const std::string subtract_mean = args.Get("subtract-mean");
-  const bool subtract = subtract_mean == "true" || subtract_mean == "1" || subtract_mean == "t";
-  if (args.Get("output-format") != "kaldi") {
-    return Fail("compute-feats",
-                absl::InvalidArgumentError(absl::StrCat(
-                    "--output-format ", args.Get("output-format"), ": only kaldi is written")));
+                absl::InvalidArgumentError(
+                    absl::StrCat("--output-format ", output_format, ": only kaldi is written")));
   }
   std::map<std::string, std::string> utt2spk;
   if (opts.cmvn == CmvnMode::kSpeaker) {
-    if (args.Get("utt2spk").empty()) {
+    if (utt2spk_in.empty()) {
       return Fail("compute-feats", absl::InvalidArgumentError("--cmvn=speaker needs --utt2spk"));
     }
-    auto map = ReadTokenMap(args.Get("utt2spk"));
+    auto map = ReadTokenMap(utt2spk_in);
     if (!map.ok()) return Fail("compute-feats", map.status());
     utt2spk = std::move(*map);
   }
@@ -106,8 +99,8 @@ int RunComputeFeats(int argc, char** argv) {
   auto writer = MatrixTableWriter::Open(pos[1]);
   if (!writer.ok()) return Fail("compute-feats", writer.status());
   std::unique_ptr<FloatTableWriter> utt2dur;
-  if (!args.Get("write-utt2dur").empty()) {
-    auto w = FloatTableWriter::Open(args.Get("write-utt2dur"));
+  if (!utt2dur_out.empty()) {
+    auto w = FloatTableWriter::Open(utt2dur_out);
     if (!w.ok()) return Fail("compute-feats", w.status());
     utt2dur = std::move(*w);
   }

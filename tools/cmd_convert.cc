@@ -44,9 +44,10 @@ absl::StatusOr<LoadedModel> RandomModelFor(const std::string& spec) {
 
 int RunConvert(int argc, char** argv) {
   Args args("convert", "IN OUT [--to FORMAT]   (IN may be random:STATESxGAUSSxDIM[:SEED])");
-  args.Add({"to", "FORMAT",
-            "kaldi, kaldi-text, htk, sphinx or native (default: from OUT's name: .mdl, .txt.mdl, "
-            ".mmf, .gmms, or a directory)"});
+  std::string to;
+  args.Register("to", &to,
+                "kaldi, kaldi-text, htk, sphinx or native (default: from OUT's name: .mdl, "
+                ".txt.mdl, .mmf, .gmms, or a directory)");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   if (args.positional().size() != 2) {
     std::fprintf(stderr, "%s", args.Help().c_str());
@@ -54,7 +55,7 @@ int RunConvert(int argc, char** argv) {
   }
   const std::string& in = args.positional()[0];
   const std::string& out = args.positional()[1];
-  auto format = args.Has("to") ? ParseModelFormat(args.Get("to")) : ModelFormatForOutput(out);
+  auto format = !to.empty() ? ParseModelFormat(to) : ModelFormatForOutput(out);
   if (!format.ok()) return Fail("convert", format.status());
   auto loaded = in.rfind(kRandomPrefix, 0) == 0 ? RandomModelFor(in) : LoadModel(in);
   if (!loaded.ok()) return Fail("convert", loaded.status());

@@ -91,22 +91,20 @@ int RunCopyFeats(int argc, char** argv) {
             "FEATS-WXFILENAME)\n"
             "Copies features, optionally compressing them (Kaldi's copy-feats).\n"
             "e.g.: copy-feats --compress=true ark:- ark,scp:raw_mfcc.1.ark,raw_mfcc.1.scp");
-  args.Add({"binary", "", "binary mode (applies only to a file output, not a table)", "true"})
-      .Add({"compress", "", "write Kaldi's compressed matrices", "false"})
-      .Add({"compression-method", "N",
-            "1: automatic, 2: speech features, 3: two bytes auto, 4: two bytes signed integers, "
-            "5: one byte auto, 6: one byte unsigned integers, 7: one byte 0..1",
-            "1"})
-      .Add({"write-num-frames", "WSPECIFIER", "write each matrix's number of frames to a table"});
+  CopyOptions opts;
+  bool binary = true;
+  int32_t method_number = static_cast<int32_t>(opts.method);
+  args.Register("binary", &binary, "binary mode (applies only to a file output, not a table)")
+      .Register("compress", &opts.compress, "write Kaldi's compressed matrices")
+      .Register("compression-method", &method_number,
+                "1: automatic, 2: speech features, 3: two bytes auto, 4: two bytes signed "
+                "integers, 5: one byte auto, 6: one byte unsigned integers, 7: one byte 0..1")
+      .Register("write-num-frames", &opts.num_frames,
+                "write each matrix's number of frames to a table");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
-  CopyOptions opts;
-  opts.compress = args.GetBool("compress");
-  opts.num_frames = args.Get("write-num-frames");
-  auto number = args.GetInt("compression-method");
-  if (!number.ok()) return Fail(kProgram, number.status());
-  auto method = ParseCompressionMethod(*number);
+  auto method = ParseCompressionMethod(method_number);
   if (!method.ok()) return Fail(kProgram, method.status());
   opts.method = *method;
   if (IsTableSpecifier(pos[0])) {
@@ -119,7 +117,7 @@ int RunCopyFeats(int argc, char** argv) {
     return Fail(kProgram, absl::InvalidArgumentError(
                               "--write-num-frames option not supported when copying to a file"));
   }
-  if (absl::Status s = CopyFile(pos[0], pos[1], opts, args.GetBool("binary")); !s.ok()) {
+  if (absl::Status s = CopyFile(pos[0], pos[1], opts, binary); !s.ok()) {
     return Fail(kProgram, s);
   }
   KaldiLog(stderr, "LOG", kProgram, "Copied features from " + pos[0] + " to " + pos[1]);

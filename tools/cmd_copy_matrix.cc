@@ -21,26 +21,19 @@ int RunCopyMatrix(int argc, char** argv) {
             "Copy matrices, or archives of matrices (e.g. features or transforms)\n"
             "e.g.: copy-matrix --binary=false 1.mat -\n"
             "      copy-matrix ark:2.trans ark,t:-");
-  args.Add({"binary", "", "Write in binary mode (only relevant if output is a wxfilename)", "true"})
-      .Add({"scale", "F", "scale the matrices being copied", "1"})
-      .Add({"apply-log", "", "apply log to the matrices (values floored at 1e-20)", "false"})
-      .Add({"apply-exp", "", "apply exp to the matrices", "false"})
-      .Add({"apply-power", "F", "raise the matrices' values to this power", "1"})
-      .Add({"apply-softmax-per-row", "", "apply softmax to each row of the matrices", "false"});
+  MatrixTransform transform;
+  bool binary = true;
+  args.Register("binary", &binary, "Write in binary mode (only relevant if output is a wxfilename)")
+      .Register("scale", &transform.scale, "scale the matrices being copied")
+      .Register("apply-log", &transform.apply_log,
+                "apply log to the matrices (values floored at 1e-20)")
+      .Register("apply-exp", &transform.apply_exp, "apply exp to the matrices")
+      .Register("apply-power", &transform.power, "raise the matrices' values to this power")
+      .Register("apply-softmax-per-row", &transform.softmax_per_row,
+                "apply softmax to each row of the matrices");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
-  MatrixTransform transform;
-  auto scale = args.GetDouble("scale");
-  auto power = args.GetDouble("apply-power");
-  for (const absl::Status& s : {scale.status(), power.status()}) {
-    if (!s.ok()) return Fail(kProgram, s);
-  }
-  transform.scale = static_cast<float>(*scale);
-  transform.power = static_cast<float>(*power);
-  transform.apply_log = args.GetBool("apply-log");
-  transform.apply_exp = args.GetBool("apply-exp");
-  transform.softmax_per_row = args.GetBool("apply-softmax-per-row");
   if (absl::Status s = CheckMatrixTransform(transform); !s.ok()) return Fail(kProgram, s);
   const bool table_in = IsTableSpecifier(pos[0]);
   if (table_in != IsTableSpecifier(pos[1])) {
@@ -48,8 +41,7 @@ int RunCopyMatrix(int argc, char** argv) {
                               "Cannot mix archives with regular files (copying matrices)"));
   }
   if (!table_in) {
-    if (absl::Status s = CopyMatrixFile(pos[0], pos[1], transform, args.GetBool("binary"));
-        !s.ok()) {
+    if (absl::Status s = CopyMatrixFile(pos[0], pos[1], transform, binary); !s.ok()) {
       return Fail(kProgram, s);
     }
     KaldiLog(stderr, "LOG", kProgram, "Copied matrix to " + pos[1]);

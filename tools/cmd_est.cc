@@ -48,6 +48,8 @@ int RunEst(int argc, char** argv) {
   MixUpOptions up;
   MixDownOptions down;  // its power and min-count are the same options as mixing up's
   bool binary = true;
+  std::string update_flags = "mvwt";
+  std::string write_occs;  // wxfilename; empty: none
   double var_floor_relative = 0.0;
   int32_t srand = 0;
   args.Register("binary", &binary, "write output in binary mode")
@@ -58,10 +60,10 @@ int RunEst(int argc, char** argv) {
       .Register("mix-down", &down.target,
                 "if nonzero, merge mixture components down to this overall target")
       .Register("power", &up.power, "if mixing up or down, power to allocate Gaussians to states")
-      .Add({"update-flags", "FLAGS", "which GMM parameters to update: subset of mvwt", "mvwt"})
+      .Register("update-flags", &update_flags, "which GMM parameters to update: subset of mvwt")
       .Register("perturb-factor", &up.perturb_factor,
                 "while mixing up, perturb means by standard deviation times this factor")
-      .Add({"write-occs", "WXFILENAME", "file to write pdf occupation counts to"})
+      .Register("write-occs", &write_occs, "file to write pdf occupation counts to")
       .Register("transition-floor", &transitions.floor, "floor for transition probabilities")
       .Register("transition-min-count", &transitions.min_count,
                 "minimum count required to update transitions from a state")
@@ -85,7 +87,7 @@ int RunEst(int argc, char** argv) {
   if (pos.size() != 3) return Usage(args);
   down.power = up.power;
   down.min_count = up.min_count;
-  auto flags = ParseGmmFlags(args.Get("update-flags"));
+  auto flags = ParseGmmFlags(update_flags);
   if (!flags.ok()) return Fail("est", flags.status());
 
   auto model = ReadKaldiStoredModel(pos[0], /*transitions=*/true, /*gmms=*/true);
@@ -137,7 +139,7 @@ int RunEst(int argc, char** argv) {
       KaldiNumber(stats->gmm.total_log_like / stats->gmm.total_frames) + " over " +
       KaldiNumber(stats->gmm.total_frames) + " frames.");
 
-  if (up.target != 0 || down.target != 0 || args.Has("write-occs")) {
+  if (up.target != 0 || down.target != 0 || !write_occs.empty()) {
     std::vector<float> occs(static_cast<size_t>(stats->gmm.num_pdfs()));
     for (int32_t pdf = 0; pdf < stats->gmm.num_pdfs(); ++pdf) {
       occs[size_t(pdf)] = static_cast<float>(stats->gmm.PdfOccupancy(pdf));
@@ -148,8 +150,8 @@ int RunEst(int argc, char** argv) {
         occs, down, up, [&] { return double{random.Gauss()}; }, &*model);
     if (!mixed.ok()) return Fail("est", mixed.status());
     LogKaldiMix("gmmscore est", down, up, *mixed, stats->gmm.num_pdfs());
-    if (args.Has("write-occs")) {
-      if (absl::Status s = WriteOccupancies(occs, args.Get("write-occs")); !s.ok()) {
+    if (!write_occs.empty()) {
+      if (absl::Status s = WriteOccupancies(occs, write_occs); !s.ok()) {
         return Fail("est", s);
       }
     }

@@ -31,22 +31,15 @@ int RunExtractSegments(int argc, char** argv) {
             "where <channel> will normally be 0 (left) or 1 (right)\n"
             "e.g. call-861225-A-0050-0065 call-861225 5.0 6.5 1\n"
             "And <end-time> of -1 means the segment runs till the end of the WAV file");
-  args.Add({"min-segment-length", "F",
-            "Minimum segment length in seconds (reject shorter segments)", "0.1"})
-      .Add({"max-overshoot", "F",
-            "End segments overshooting audio by less than this (in seconds) are truncated, else "
-            "rejected.",
-            "0.5"});
+  SegmentOptions options;
+  args.Register("min-segment-length", &options.min_segment_length,
+                "Minimum segment length in seconds (reject shorter segments)")
+      .Register("max-overshoot", &options.max_overshoot,
+                "End segments overshooting audio by less than this (in seconds) are truncated, "
+                "else rejected.");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
-  auto min_length = args.GetDouble("min-segment-length");
-  auto overshoot = args.GetDouble("max-overshoot");
-  for (const absl::Status& s : {min_length.status(), overshoot.status()}) {
-    if (!s.ok()) return Fail(kProgram, s);
-  }
-  const SegmentOptions options{.min_segment_length = static_cast<float>(*min_length),
-                               .max_overshoot = static_cast<float>(*overshoot)};
   auto summary = ExtractSegments(pos[0], pos[1], pos[2], options, [](const std::string& what) {
     KaldiLog(stderr, "WARNING", kProgram, what);
   });

@@ -23,21 +23,18 @@ int RunGmmComputeLikes(int argc, char** argv) {
             "Compute log-likelihoods from GMM-based model\n"
             "(outputs matrices of log-likelihoods indexed by (frame, pdf)\n"
             "e.g.: gmm-compute-likes final.mdl ark:feats.ark ark:loglikes.ark");
-  args.Add({"backend", "NAME", "cpu, cuda or auto: where the frames are scored", "cpu"})
-      .Add({"threads", "N", "CPU threads, 0 for all", "1"});
+  // Scored on the CPU in one thread unless the options say otherwise (BackendRequest's own
+  // defaults are the daemon's: auto, all threads).
+  BackendRequest request{.backend = "cpu", .program = kProgram, .cpu_threads = 1};
+  args.Register("backend", &request.backend, "cpu, cuda or auto: where the frames are scored")
+      .Register("threads", &request.cpu_threads, "CPU threads, 0 for all");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
-  auto threads = args.GetInt("threads");
-  if (!threads.ok()) return Fail(kProgram, threads.status());
   auto model = ReadKaldiModelFile(pos[0]);
   if (!model.ok()) return Fail(kProgram, model.status());
   std::vector<GmmModel> models;
   models.push_back(*std::move(model));
-  const BackendRequest request{.backend = args.Get("backend"),
-                               .devices = "all",
-                               .program = kProgram,
-                               .cpu_threads = int32_t(*threads)};
   auto scorers = MakeFusedScorers(request, models, FusionSpec{});
   if (!scorers.ok()) return Fail(kProgram, scorers.status());
   auto writer = MatrixTableWriter::Open(pos[2], TextReals::kKaldi);

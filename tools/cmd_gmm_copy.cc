@@ -16,15 +16,16 @@ int RunGmmCopy(int argc, char** argv) {
             "[options] <model-in> <model-out>\n"
             "Copy GMM based model (and possibly change binary/text format)\n"
             "e.g.: gmm-copy --binary=false 1.mdl 1_txt.mdl");
-  args.Add({"binary", "", "Write output in binary mode", "true"})
-      .Add({"copy-am", "", "Copy the acoustic model (AmDiagGmm object)", "true"})
-      .Add({"copy-tm", "", "Copy the transition model", "true"});
+  bool binary = true, copy_am = true, copy_tm = true;
+  args.Register("binary", &binary, "Write output in binary mode")
+      .Register("copy-am", &copy_am, "Copy the acoustic model (AmDiagGmm object)")
+      .Register("copy-tm", &copy_tm, "Copy the transition model");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
-  auto model = ReadKaldiStoredModel(pos[0], args.GetBool("copy-tm"), args.GetBool("copy-am"));
+  auto model = ReadKaldiStoredModel(pos[0], copy_tm, copy_am);
   if (!model.ok()) return Fail(kProgram, model.status());
-  if (absl::Status s = WriteKaldiStoredModel(*model, pos[1], args.GetBool("binary")); !s.ok()) {
+  if (absl::Status s = WriteKaldiStoredModel(*model, pos[1], binary); !s.ok()) {
     return Fail(kProgram, s);
   }
   KaldiLog(stderr, "LOG", kProgram, "Written model to " + pos[1]);

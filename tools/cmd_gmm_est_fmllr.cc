@@ -207,26 +207,22 @@ absl::Status Run(const Tool& tool, const FmllrOptions& options, const std::strin
 template <typename Reader, typename Value>
 int RunTool(const Tool& tool, int argc, char** argv) {
   Args args(tool.program, tool.usage);
-  args.Add({"spk2utt", "RSPECIFIER", "rspecifier for speaker to utterance-list map"})
-      .Add({"fmllr-update-type", "TYPE",
-            "Update type for fMLLR (\"full\"|\"diag\"|\"offset\"|\"none\")", "full"})
-      .Add({"fmllr-min-count", "F", "Minimum count required to update fMLLR", "500"})
-      .Add({"fmllr-num-iters", "N", "Number of iterations in fMLLR update phase.", "40"});
+  std::string spk2utt;
+  FmllrOptions options;
+  std::string update_type = FmllrUpdateName(options.update);
+  args.Register("spk2utt", &spk2utt, "rspecifier for speaker to utterance-list map")
+      .Register("fmllr-update-type", &update_type,
+                "Update type for fMLLR (\"full\"|\"diag\"|\"offset\"|\"none\")")
+      .Register("fmllr-min-count", &options.min_count, "Minimum count required to update fMLLR")
+      .Register("fmllr-num-iters", &options.num_iters,
+                "Number of iterations in fMLLR update phase.");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 4) return Usage(args);
-  FmllrOptions options;
-  auto update = ParseFmllrUpdate(args.Get("fmllr-update-type"));
-  auto min_count = args.GetDouble("fmllr-min-count");
-  auto num_iters = args.GetInt("fmllr-num-iters");
-  for (const absl::Status& s : {update.status(), min_count.status(), num_iters.status()}) {
-    if (!s.ok()) return Fail(tool.program, s);
-  }
+  auto update = ParseFmllrUpdate(update_type);
+  if (!update.ok()) return Fail(tool.program, update.status());
   options.update = *update;
-  options.min_count = *min_count;
-  options.num_iters = int32_t(*num_iters);
   Totals totals;
-  const std::string spk2utt = args.Has("spk2utt") ? args.Get("spk2utt") : "";
   if (absl::Status s = Run<Reader, Value>(tool, options, spk2utt, pos, &totals); !s.ok()) {
     return Fail(tool.program, s);
   }

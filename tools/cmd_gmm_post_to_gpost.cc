@@ -85,18 +85,18 @@ int RunGmmPostToGpost(int argc, char** argv) {
             "Convert state-level posteriors to Gaussian-level posteriors\n"
             "e.g.: \n"
             " gmm-post-to-gpost 1.mdl scp:train.scp ark:1.post ark:1.gpost");
-  args.Add({"binary", "", "Write output in binary mode", "true"})
-      .Add({"rand-prune", "F", "Randomized pruning of posteriors less than this", "0"});
+  bool binary = true;  // accepted, as Kaldi's is: the wspecifier says how the table is written
+  float rand_prune = 0.0f;
+  args.Register("binary", &binary, "Write output in binary mode")
+      .Register("rand-prune", &rand_prune, "Randomized pruning of posteriors less than this");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 4) return Usage(args);
-  auto rand_prune = args.GetDouble("rand-prune");
-  if (!rand_prune.ok()) return Fail(kProgram, rand_prune.status());
-  if (*rand_prune < 0) {
+  if (rand_prune < 0) {
     return Fail(kProgram, absl::InvalidArgumentError("--rand-prune must not be negative"));
   }
   Totals totals;
-  if (absl::Status s = Convert(pos, static_cast<float>(*rand_prune), &totals); !s.ok()) {
+  if (absl::Status s = Convert(pos, rand_prune, &totals); !s.ok()) {
     return Fail(kProgram, s);
   }
   KaldiLog(stderr, "LOG", kProgram,

@@ -55,32 +55,36 @@ absl::StatusOr<KaldiStoredModel> StoredModel(const MonophoneInit& init) {
   return model;
 }
 
-absl::Status InitMono(const Args& args) {
-  const std::vector<std::string>& pos = args.positional();
+// gmm-init-mono's options.
+struct Options {
+  bool binary = true;
+  std::string train_feats;    // rspecifier; empty: UnitGaussian(dim)
+  std::string shared_phones;  // rxfilename; empty: no pdfs shared
+  float perturb_factor = 0.0f;
+};
+
+absl::Status InitMono(const Options& options, const std::vector<std::string>& pos) {
   int32_t dim = 0;
   if (!absl::SimpleAtoi(pos[1], &dim) || dim <= 0 || dim >= 10000) {
     return absl::InvalidArgumentError(
         absl::StrCat("the dimension must be an integer from 1 to 9999, not '", pos[1], "'"));
   }
-  GMM_ASSIGN_OR_RETURN(const double perturb_factor, args.GetDouble("perturb-factor"));
   GlobalGaussian gaussian = UnitGaussian(dim);
-  if (const std::string feats = args.Get("train-feats"); !feats.empty()) {
-    GMM_ASSIGN_OR_RETURN(gaussian, FeatureGaussian(feats, dim));
+  if (!options.train_feats.empty()) {
+    GMM_ASSIGN_OR_RETURN(gaussian, FeatureGaussian(options.train_feats, dim));
   }
   std::vector<std::string> warnings;
   GMM_ASSIGN_OR_RETURN(const HmmTopology topology, ReadKaldiTopologyFile(pos[0], &warnings));
   std::vector<std::vector<int32_t>> shared_sets;
-  if (const std::string sets = args.Get("shared-phones"); !sets.empty()) {
-    GMM_ASSIGN_OR_RETURN(shared_sets, ReadPhoneSetsFile(sets));
+  if (!options.shared_phones.empty()) {
+    GMM_ASSIGN_OR_RETURN(shared_sets, ReadPhoneSetsFile(options.shared_phones));
   }
-  auto init =
-      InitMonophone(topology, shared_sets, gaussian, static_cast<float>(perturb_factor), &warnings);
+  auto init = InitMonophone(topology, shared_sets, gaussian, options.perturb_factor, &warnings);
   for (const std::string& warning : warnings) KaldiLog(stderr, "WARNING", kProgram, warning);
   if (!init.ok()) return init.status();
   GMM_ASSIGN_OR_RETURN(const KaldiStoredModel model, StoredModel(*init));
-  const bool binary = args.GetBool("binary");
-  GMM_RETURN_IF_ERROR(WriteKaldiStoredModel(model, pos[2], binary));
-  return WriteKaldiTreeFile(init->tree, pos[3], binary);
+  GMM_RETURN_IF_ERROR(WriteKaldiStoredModel(model, pos[2], options.binary));
+  return WriteKaldiTreeFile(init->tree, pos[3], options.binary);
 }
 
 }  // namespace
@@ -91,16 +95,18 @@ int RunGmmInitMono(int argc, char** argv) {
             "Initialize monophone GMM (Kaldi's gmm-init-mono): one Gaussian per pdf, at the\n"
             "training features' global mean and variance (mean 1, variance 1 without them).\n"
             "e.g.: gmm-init-mono topo 39 mono.mdl mono.tree");
-  args.Add({"binary", "", "Write output in binary mode", "true"})
-      .Add({"train-feats", "RSPECIFIER",
-            "rspecifier for training features [used to set mean and variance]"})
-      .Add({"shared-phones", "RXFILENAME",
-            "rxfilename containing, on each line, a list of phones whose pdfs should be shared."})
-      .Add({"perturb-factor", "F", "Perturb the means using this fraction of standard deviation.",
-            "0"});
+  Options options;
+  args.Register("binary", &options.binary, "Write output in binary mode")
+      .Register("train-feats", &options.train_feats,
+                "rspecifier for training features [used to set mean and variance]")
+      .Register("shared-phones", &options.shared_phones,
+                "rxfilename containing, on each line, a list of phones whose pdfs should be "
+                "shared.")
+      .Register("perturb-factor", &options.perturb_factor,
+                "Perturb the means using this fraction of standard deviation.");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   if (args.positional().size() != 4) return Usage(args);
-  if (absl::Status s = InitMono(args); !s.ok()) return Fail(kProgram, s);
+  if (absl::Status s = InitMono(options, args.positional()); !s.ok()) return Fail(kProgram, s);
   return 0;
 }
 

@@ -64,14 +64,16 @@ class Progress {
 };
 
 // The features to score: a feature table, or audio through the front end.
-absl::StatusOr<std::unique_ptr<MatrixTableReader>> OpenFeatures(const Args& args) {
-  if (args.Has("feats")) return MatrixTableReader::Open(args.Get("feats"));
+absl::StatusOr<std::unique_ptr<MatrixTableReader>> OpenFeatures(const std::string& feats,
+                                                                const std::string& wav,
+                                                                const std::string& feat_config) {
+  if (!feats.empty()) return MatrixTableReader::Open(feats);
   FrontEndOptions opts;
-  if (args.Has("feat-config")) {
-    GMM_ASSIGN_OR_RETURN(opts, ReadFrontEndConfig(args.Get("feat-config")));
+  if (!feat_config.empty()) {
+    GMM_ASSIGN_OR_RETURN(opts, ReadFrontEndConfig(feat_config));
   }
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<WaveFeatureTableReader> waves,
-                       WaveFeatureTableReader::Open(args.Get("wav"), opts));
+                       WaveFeatureTableReader::Open(wav, opts));
   return std::unique_ptr<MatrixTableReader>(std::move(waves));
 }
 
@@ -81,48 +83,50 @@ int RunScore(int argc, char** argv) {
   Args args("score",
             "--model PATH [--model PATH ...] (--feats RSPEC | --wav RSPEC [--feat-config F]) "
             "--out WSPEC [options]");
+  std::string feats, wav, feat_config, out;
+  FusionOptions fusion_options;
+  // Offline scoring is on the CPU unless --backend says otherwise (BackendRequest's own default
+  // is auto, the daemon's).
+  BackendRequest request{.backend = "cpu", .program = "gmmscore score"};
+  float variance_floor = 0.0f;
+  bool quiet = false;
   args.Add({"model", "PATH", "model file or Sphinx directory", "", true})
-      .Add({"feats", "RSPEC", "features: ark:F, ark,t:F, scp:F, htk:F, sphinx:F, scp,htk:F, ..."})
-      .Add({"wav", "RSPEC",
-            "audio instead of features: scp:wav.scp (files, 'CMD |' pipes) or ark:F, through "
-            "the front end of --feat-config"})
-      .Add({"feat-config", "FILE",
-            "the front end's options for --wav, compute-feats's (Kaldi conf syntax); default: "
-            "compute-feats's defaults"})
-      .Add({"out", "WSPEC", "scores (frames x states): ark:F, ark,t:F, ark,scp:F,S, ark:-"});
-  AddFusionOptions(args);
-  args.Add({"backend", "NAME", "cpu, cuda or auto", "cpu"})
-      .Add({"devices", "LIST",
-            "GPUs for --backend cuda or auto: all, or numbers like 0,1; utterances are spread "
-            "over them",
-            "all"})
-      .Add({"threads", "N", "CPU threads, 0 for all", "0"})
-      .Add({"variance-floor", "F", "raise variances below F (0: keep the model's)", "0"})
-      .Add({"quiet", "", "no progress or summary on stderr"});
+      .Register("feats", &feats, "features: ark:F, ark,t:F, scp:F, htk:F, sphinx:F, scp,htk:F, ...")
+      .Register("wav", &wav,
+                "audio instead of features: scp:wav.scp (files, 'CMD |' pipes) or ark:F, through "
+                "the front end of --feat-config")
+      .Register("feat-config", &feat_config,
+                "the front end's options for --wav, compute-feats's (Kaldi conf syntax); default: "
+                "compute-feats's defaults")
+      .Register("out", &out, "scores (frames x states): ark:F, ark,t:F, ark,scp:F,S, ark:-");
+  AddFusionOptions(args, &fusion_options);
+  args.Register("backend", &request.backend, "cpu, cuda or auto")
+      .Register("devices", &request.devices,
+                "GPUs for --backend cuda or auto: all, or numbers like 0,1; utterances are spread "
+                "over them")
+      .Register("threads", &request.cpu_threads, "CPU threads, 0 for all")
+      .Register("variance-floor", &variance_floor, "raise variances below F (0: keep the model's)")
+      .Register("quiet", &quiet, "no progress or summary on stderr");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string> model_paths = args.GetAll("model");
-  if (model_paths.empty() || args.Has("feats") == args.Has("wav") || !args.Has("out")) {
+  if (model_paths.empty() || feats.empty() == wav.empty() || out.empty()) {
     std::fprintf(stderr,
                  "gmmscore score: --model, --out and one of --feats and --wav are required\n%s",
                  args.Help().c_str());
     return 2;
   }
-  if (args.Has("feat-config") && !args.Has("wav")) {
+  if (!feat_config.empty() && wav.empty()) {
     return Fail("score", absl::InvalidArgumentError("--feat-config goes with --wav"));
   }
-  auto threads = args.GetInt("threads");
-  auto floor = args.GetDouble("variance-floor");
-  auto fusion = FusionFromArgs(args);
-  for (const absl::Status& s : {threads.status(), floor.status(), fusion.status()}) {
-    if (!s.ok()) return Fail("score", s);
-  }
+  auto fusion = FusionFromOptions(fusion_options);
+  if (!fusion.ok()) return Fail("score", fusion.status());
   if (absl::Status s = ValidateFusion(&*fusion, model_paths.size()); !s.ok()) {
     return Fail("score", s);
   }
 
   std::vector<GmmModel> models;
   for (const std::string& path : model_paths) {
-    auto loaded = LoadModel(path, static_cast<float>(*floor));
+    auto loaded = LoadModel(path, variance_floor);
     if (!loaded.ok()) return Fail("score", loaded.status());
     models.push_back(std::move(loaded->model));
   }
@@ -133,19 +137,14 @@ int RunScore(int argc, char** argv) {
     gauss_per_frame += models[i].num_gauss();
   }
   if (absl::Status s = CheckSameShape(shapes); !s.ok()) return Fail("score", s);
-  const BackendRequest request{.backend = args.Get("backend"),
-                               .devices = args.Get("devices"),
-                               .program = "gmmscore score",
-                               .cpu_threads = int32_t(*threads)};
   auto scorers = MakeFusedScorers(request, models, *fusion);
   if (!scorers.ok()) return Fail("score", scorers.status());
 
-  auto reader = OpenFeatures(args);
+  auto reader = OpenFeatures(feats, wav, feat_config);
   if (!reader.ok()) return Fail("score", reader.status());
-  auto writer = MatrixTableWriter::Open(args.Get("out"));
+  auto writer = MatrixTableWriter::Open(out);
   if (!writer.ok()) return Fail("score", writer.status());
 
-  const bool quiet = args.GetBool("quiet");
   Progress progress(gauss_per_frame);
   if (absl::Status s = ScoreTable(reader->get(), writer->get(), *scorers,
                                   [&](int64_t frames) {

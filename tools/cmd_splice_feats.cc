@@ -40,17 +40,13 @@ int RunSpliceFeats(int argc, char** argv) {
             "[options] <feature-rspecifier> <feature-wspecifier>\n"
             "Splice features with left and right context (e.g. prior to LDA)\n"
             "e.g.: splice-feats scp:feats.scp ark:-");
-  args.Add({"left-context", "N", "Number of frames of left context", "4"})
-      .Add({"right-context", "N", "Number of frames of right context", "4"});
+  int32_t left = 4, right = 4;
+  args.Register("left-context", &left, "Number of frames of left context")
+      .Register("right-context", &right, "Number of frames of right context");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
-  auto left = args.GetInt("left-context");
-  auto right = args.GetInt("right-context");
-  for (const absl::Status& s : {left.status(), right.status()}) {
-    if (!s.ok()) return Fail(kProgram, s);
-  }
-  if (absl::Status s = Splice(pos[0], pos[1], int32_t(*left), int32_t(*right)); !s.ok()) {
+  if (absl::Status s = Splice(pos[0], pos[1], left, right); !s.ok()) {
     return Fail(kProgram, s);
   }
   return 0;

@@ -61,20 +61,18 @@ int RunSubsetFeats(int argc, char** argv) {
             "Copies a subset of a table of feature matrices: the first --n, or the keys listed\n"
             "in an --include file, or all but those of an --exclude file.\n"
             "e.g.: subset-feats --n=10 ark:- ark:-");
-  args.Add({"n", "N", "if nonnegative, copy the first n feature files", "10"})
-      .Add({"include", "RXFILENAME", "text file whose lines' first fields are the keys to copy"})
-      .Add({"exclude", "RXFILENAME",
-            "text file whose lines' first fields are the keys not to copy"});
+  int32_t n = 10;
+  std::string include, exclude;
+  args.Register("n", &n, "if nonnegative, copy the first n feature files")
+      .Register("include", &include, "text file whose lines' first fields are the keys to copy")
+      .Register("exclude", &exclude,
+                "text file whose lines' first fields are the keys not to copy");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
-  auto n = args.GetInt("n");
-  if (!n.ok()) return Fail(kProgram, n.status());
-  const std::string include = args.Get("include"), exclude = args.Get("exclude");
-  const bool n_given = args.Has("n");
   absl::Status s;
   if (!include.empty() || !exclude.empty()) {
-    if (n_given && *n != 10) {
+    if (n != 10) {  // as Kaldi's: --n at its default is taken for not given
       s = absl::InvalidArgumentError("Should not have both --include/--exclude and --n option!");
     } else if (!include.empty() && !exclude.empty()) {
       s = absl::InvalidArgumentError("should not have both --exclude and --include option!");
@@ -86,11 +84,11 @@ int RunSubsetFeats(int argc, char** argv) {
                      [&](const std::string& key) { return (keys->count(key) > 0) == including; })
               : keys.status();
     }
-  } else if (*n <= 0) {
+  } else if (n <= 0) {
     s = absl::InvalidArgumentError(
-        absl::StrCat("Invalid option --n=", *n, ". Should be at least 1"));
+        absl::StrCat("Invalid option --n=", n, ". Should be at least 1"));
   } else {
-    s = Copy(pos[0], pos[1], *n, [](const std::string&) { return true; });
+    s = Copy(pos[0], pos[1], n, [](const std::string&) { return true; });
   }
   if (!s.ok()) return Fail(kProgram, s);
   return 0;

@@ -172,69 +172,61 @@ int RunTrain(int argc, char** argv) {
             "Trains a GMM-HMM as Kaldi's steps/train_mono.sh does: accumulate, estimate, mix up,\n"
             "realign to the compiled training graphs; the models go to DIR/N.mdl, DIR/final.mdl.\n"
             "e.g.: gmmscore train --flat-start 0.mdl ark:graphs.fsts ark:feats.ark exp/mono");
-  args.Add({"flat-start", "",
-            "take only MODEL-IN's HMM: one Gaussian per pdf at the features' global mean and "
-            "variance, the topology's transition probabilities, equal alignments to begin"})
-      .Add({"num-iters", "N", "number of iterations of training", "40"})
-      .Add({"max-iter-inc", "N", "last iteration to increase the number of Gaussians on", "30"})
-      .Add({"totgauss", "N", "target number of Gaussians", "1000"})
-      .Add({"power", "F", "exponent of the occupancies that allocate Gaussians to pdfs", "0.25"})
-      .Add({"baum-welch-iters", "N",
-            "the first N iterations take forward-backward posteriors over each utterance's "
-            "whole graph instead of one alignment (with --flat-start, instead of equal "
-            "alignments too); 0 for train_mono.sh's Viterbi training throughout",
-            "10"})
-      .Add({"realign-iters", "LIST", "iterations to realign on, after the --baum-welch-iters",
-            "1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38"})
-      .Add({"var-floor-relative", "F",
-            "floor variances at this times the global variance of each iteration's statistics "
-            "(0: --min-variance alone, as Kaldi)",
-            "0"})
-      .Add({"beam", "F", "alignment beam", "6"})
-      .Add({"retry-beam", "F", "alignment beam for the second try", "40"})
-      .Add({"transition-scale", "F", "transition-probability scale", "1.0"})
-      .Add({"acoustic-scale", "F", "acoustic scale", "0.1"})
-      .Add({"self-loop-scale", "F", "self-loop scale", "0.1"})
-      .Add({"backend", "NAME", "cpu, cuda or auto: where frames are scored for alignment", "cpu"})
-      .Add({"devices", "LIST", "GPUs for --backend cuda or auto", "all"})
-      .Add({"threads", "N", "CPU threads for scoring, 0 for all", "0"})
-      .Add({"srand", "N", "seed of the equal alignments' random paths (with the utterance key)",
-            "0"})
-      .Add({"binary", "", "write models in binary", "true"});
+  bool flat_start = false;
+  int32_t num_iters = 40, max_inc = 30, totgauss = 1000;
+  // train_mono.sh's --power, not gmm-est's (MixUpOptions'); min-count and perturb-factor are
+  // gmm-est's.
+  MixUpOptions mix_up{.power = 0.25f};
+  int32_t baum_welch_iters = 10;
+  std::string realign_iters = "1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38";
+  double rel_floor = 0.0;
+  // train_mono.sh's beams and scales, not gmm-align-compiled's (AlignOptions').
+  AlignOptions align_options{
+      .beam = 6.0f, .retry_beam = 40.0f, .self_loop_scale = 0.1f, .acoustic_scale = 0.1f};
+  // Scored on the CPU unless --backend says otherwise (BackendRequest's own default is auto).
+  BackendRequest request{.backend = "cpu", .program = kProgram};
+  int32_t srand = 0;
+  bool binary = true;
+  args.Register("flat-start", &flat_start,
+                "take only MODEL-IN's HMM: one Gaussian per pdf at the features' global mean and "
+                "variance, the topology's transition probabilities, equal alignments to begin")
+      .Register("num-iters", &num_iters, "number of iterations of training")
+      .Register("max-iter-inc", &max_inc, "last iteration to increase the number of Gaussians on")
+      .Register("totgauss", &totgauss, "target number of Gaussians")
+      .Register("power", &mix_up.power,
+                "exponent of the occupancies that allocate Gaussians to pdfs")
+      .Register("baum-welch-iters", &baum_welch_iters,
+                "the first N iterations take forward-backward posteriors over each utterance's "
+                "whole graph instead of one alignment (with --flat-start, instead of equal "
+                "alignments too); 0 for train_mono.sh's Viterbi training throughout")
+      .Register("realign-iters", &realign_iters,
+                "iterations to realign on, after the --baum-welch-iters")
+      .Register("var-floor-relative", &rel_floor,
+                "floor variances at this times the global variance of each iteration's statistics "
+                "(0: --min-variance alone, as Kaldi)")
+      .Register("beam", &align_options.beam, "alignment beam")
+      .Register("retry-beam", &align_options.retry_beam, "alignment beam for the second try")
+      .Register("transition-scale", &align_options.transition_scale, "transition-probability scale")
+      .Register("acoustic-scale", &align_options.acoustic_scale, "acoustic scale")
+      .Register("self-loop-scale", &align_options.self_loop_scale, "self-loop scale")
+      .Register("backend", &request.backend,
+                "cpu, cuda or auto: where frames are scored for alignment")
+      .Register("devices", &request.devices, "GPUs for --backend cuda or auto")
+      .Register("threads", &request.cpu_threads, "CPU threads for scoring, 0 for all")
+      .Register("srand", &srand,
+                "seed of the equal alignments' random paths (with the utterance key)")
+      .Register("binary", &binary, "write models in binary");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 4) return Usage(args);
-  auto num_iters = args.GetInt("num-iters"), max_inc = args.GetInt("max-iter-inc"),
-       totgauss = args.GetInt("totgauss"), threads = args.GetInt("threads");
-  auto rel_floor = args.GetDouble("var-floor-relative");
-  auto srand = args.GetInt("srand"), baum_welch_iters = args.GetInt("baum-welch-iters");
-  auto power = args.GetDouble("power"), beam = args.GetDouble("beam"),
-       retry = args.GetDouble("retry-beam"), tscale = args.GetDouble("transition-scale"),
-       ascale = args.GetDouble("acoustic-scale"), sscale = args.GetDouble("self-loop-scale");
-  auto realign = ParseIterations(args.Get("realign-iters"));
-  for (const absl::Status& s :
-       {rel_floor.status(), srand.status(), baum_welch_iters.status(), num_iters.status(),
-        max_inc.status(), totgauss.status(), threads.status(), power.status(), beam.status(),
-        retry.status(), tscale.status(), ascale.status(), sscale.status(), realign.status()}) {
-    if (!s.ok()) return Fail("train", s);
-  }
-  if (*baum_welch_iters < 0 || *num_iters < 0) {
+  auto realign = ParseIterations(realign_iters);
+  if (!realign.ok()) return Fail("train", realign.status());
+  if (baum_welch_iters < 0 || num_iters < 0) {
     return Fail("train", absl::InvalidArgumentError(
                              "--baum-welch-iters and --num-iters must not be negative"));
   }
-  const AlignOptions align_options{.beam = float(*beam),
-                                   .retry_beam = float(*retry),
-                                   .careful = false,
-                                   .transition_scale = float(*tscale),
-                                   .self_loop_scale = float(*sscale),
-                                   .acoustic_scale = float(*ascale)};
   if (absl::Status s = ValidateAlignOptions(align_options); !s.ok()) return Fail("train", s);
-  const BackendRequest request{.backend = args.Get("backend"),
-                               .devices = args.Get("devices"),
-                               .program = kProgram,
-                               .cpu_threads = int32_t(*threads)};
   const std::string dir = pos[3];
-  const bool binary = args.GetBool("binary");
 
   auto start = ReadKaldiModelFile(pos[0]);
   if (!start.ok()) return Fail("train", start.status());
@@ -250,7 +242,7 @@ int RunTrain(int argc, char** argv) {
   }
 
   GmmModel model = *std::move(start);
-  if (args.GetBool("flat-start")) {
+  if (flat_start) {
     std::vector<double> sum(size_t(model.dim()), 0.0), sum_sq = sum;
     double frames = 0;
     for (const Utterance& u : *utts) {
@@ -272,10 +264,10 @@ int RunTrain(int argc, char** argv) {
   }
   // With --baum-welch-iters the first iterations' posteriors come from the model: nothing to
   // align before them. Otherwise equal alignments (flat start) or the model's own.
-  if (*baum_welch_iters == 0 && args.GetBool("flat-start")) {
+  if (baum_welch_iters == 0 && flat_start) {
     int64_t done = 0;
     for (Utterance& u : *utts) {
-      const uint32_t seed = KaldiKeySeed(u.key) + uint32_t(*srand);
+      const uint32_t seed = KaldiKeySeed(u.key) + uint32_t(srand);
       auto ali = EqualAlign(u.graph, u.feats.rows, seed);
       if (!ali.ok()) {
         Warn("AlignEqual: did not align utterance " + u.key + ": " +
@@ -287,7 +279,7 @@ int RunTrain(int argc, char** argv) {
     }
     Log("Equal alignment: done " + KaldiNumber(done) + " of " + KaldiNumber(utts->size()) +
         " utterances.");
-  } else if (*baum_welch_iters == 0) {
+  } else if (baum_welch_iters == 0) {
     auto done = Realign(align_options, model, request, &*utts);
     if (!done.ok()) return Fail("train", done.status());
   }
@@ -298,12 +290,12 @@ int RunTrain(int argc, char** argv) {
   // train_mono.sh's schedule: from one Gaussian per pdf, up by incgauss an iteration to
   // --totgauss at --max-iter-inc.
   int64_t num_gauss = model.num_gauss();
-  const int64_t inc = std::max<int64_t>(0, (*totgauss - num_gauss) / std::max(1, int(*max_inc)));
-  for (int32_t x = 0; x < *num_iters; ++x) {
+  const int64_t inc = std::max<int64_t>(0, (totgauss - num_gauss) / std::max(1, max_inc));
+  for (int32_t x = 0; x < num_iters; ++x) {
     const auto begin = std::chrono::steady_clock::now();
-    const bool soft = x < *baum_welch_iters;
+    const bool soft = x < baum_welch_iters;
     // Realigned on --realign-iters, and where the soft iterations end.
-    if (!soft && x > 0 && (realign->count(x) > 0 || x == *baum_welch_iters)) {
+    if (!soft && x > 0 && (realign->count(x) > 0 || x == baum_welch_iters)) {
       auto done = Realign(align_options, model, request, &*utts);
       if (!done.ok()) return Fail("train", done.status());
       if (*done == 0) return Fail("train", absl::InvalidArgumentError("no utterance aligned"));
@@ -332,8 +324,8 @@ int RunTrain(int argc, char** argv) {
     if (!hmm.ok()) return Fail("train", hmm.status());
     MleOptions mle;
     if (x == 0) mle.min_gaussian_occupancy = 3;  // train_mono.sh's first update
-    if (*rel_floor > 0.0) {
-      auto floor = RelativeVarianceFloor(stats.gmm, *rel_floor);
+    if (rel_floor > 0.0) {
+      auto floor = RelativeVarianceFloor(stats.gmm, rel_floor);
       if (!floor.ok()) return Fail("train", floor.status());
       for (double& f : *floor) f = std::max(f, mle.min_variance);
       mle.variance_floor = *std::move(floor);
@@ -348,10 +340,8 @@ int RunTrain(int argc, char** argv) {
     for (int32_t pdf = 0; pdf < stats.gmm.num_pdfs(); ++pdf) {
       occs[size_t(pdf)] = static_cast<float>(stats.gmm.PdfOccupancy(pdf));
     }
-    const MixUpOptions mix{.target = int32_t(num_gauss),
-                           .power = float(*power),
-                           .min_count = 20.0f,
-                           .perturb_factor = 0.01f};
+    MixUpOptions mix = mix_up;
+    mix.target = int32_t(num_gauss);
     // A new generator an iteration: train_mono.sh runs gmm-est afresh each time.
     KaldiRandom random;
     next = MixUp(*next, occs, mix, [&] { return double{random.Gauss()}; });
@@ -371,7 +361,7 @@ int RunTrain(int argc, char** argv) {
         !s.ok()) {
       return Fail("train", s);
     }
-    if (x < *max_inc) num_gauss += inc;
+    if (x < max_inc) num_gauss += inc;
   }
   if (absl::Status s = WriteKaldiModelFile(model, dir + "/final.mdl", binary); !s.ok()) {
     return Fail("train", s);

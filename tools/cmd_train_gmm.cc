@@ -104,62 +104,64 @@ int RunTrainGmm(int argc, char** argv) {
             "Initializes a single diagonal GMM and trains it with EM on features kept in memory\n"
             "(Kaldi's gmm-global-init-from-feats), on GPUs or the CPU.\n"
             "e.g.: gmmscore train-gmm --num-gauss=512 scp:train.scp ubm.dubm");
-  args.Add({"binary", "", "write output in binary mode", "true"})
-      .Add({"num-gauss", "N", "number of Gaussians in the model", "100"})
-      .Add({"num-gauss-init", "N",
-            "number of Gaussians initially (if nonzero and less than --num-gauss, mixture "
-            "splitting up to --num-gauss over the first half of the iterations)",
-            "0"})
-      .Add({"num-iters", "N", "number of iterations of training", "50"})
+  bool binary = true;
+  int32_t num_gauss = 100, num_gauss_init = 0, iters = 50, num_frames = 200000, seed = 0;
+  MleOptions options;
+  std::string init, method = "random";
+  // gmm-global-init-from-feats' --num-threads (4), where BackendRequest's 0 means all; its
+  // backend is BackendRequest's (auto).
+  BackendRequest request{.program = kProgram, .cpu_threads = 4};
+  args.Register("binary", &binary, "write output in binary mode")
+      .Register("num-gauss", &num_gauss, "number of Gaussians in the model")
+      .Register("num-gauss-init", &num_gauss_init,
+                "number of Gaussians initially (if nonzero and less than --num-gauss, mixture "
+                "splitting up to --num-gauss over the first half of the iterations)")
+      .Register("num-iters", &iters, "number of iterations of training")
+      // An alias without a default of its own: a second binding to iters would reset it.
       .Add({"iterations", "N", "the same as --num-iters"})
-      .Add({"num-frames", "N",
-            "number of feature vectors to keep in memory and train on (randomly chosen from the "
-            "input; 0: all)",
-            "200000"})
-      .Add({"srand", "N", "seed for the random number generator", "0"})
-      .Add({"num-threads", "N", "CPU threads for the statistics (0: all)", "4"})
-      .Add({"min-gaussian-weight", "F", "min Gaussian weight before we remove it", "1e-05"})
-      .Add({"min-gaussian-occupancy", "F", "minimum occupancy to update a Gaussian", "10"})
-      .Add({"min-variance", "F", "variance floor (absolute variance)", "0.001"})
-      .Add({"remove-low-count-gaussians", "",
-            "if true, remove Gaussians that fall below the floors", "true"})
-      .Add({"init", "MODEL",
-            "start from this single-GMM model (a Kaldi DiagGmm, or any model file of one state) "
-            "instead of from frames"})
-      .Add({"init-method", "NAME", "random (frames as means, as Kaldi) or kmeans++", "random"})
-      .Add({"backend", "NAME", "cpu, cuda or auto: where the statistics are computed", "auto"})
-      .Add({"devices", "LIST", "GPUs for --backend cuda or auto: all, or numbers like 0,1", "all"});
+      .Register("num-frames", &num_frames,
+                "number of feature vectors to keep in memory and train on (randomly chosen from "
+                "the input; 0: all)")
+      .Register("srand", &seed, "seed for the random number generator")
+      .Register("num-threads", &request.cpu_threads, "CPU threads for the statistics (0: all)")
+      .Register("min-gaussian-weight", &options.min_gaussian_weight,
+                "min Gaussian weight before we remove it")
+      .Register("min-gaussian-occupancy", &options.min_gaussian_occupancy,
+                "minimum occupancy to update a Gaussian")
+      .Register("min-variance", &options.min_variance, "variance floor (absolute variance)")
+      .Register("remove-low-count-gaussians", &options.remove_low_count_gaussians,
+                "if true, remove Gaussians that fall below the floors")
+      .Register("init", &init,
+                "start from this single-GMM model (a Kaldi DiagGmm, or any model file of one "
+                "state) instead of from frames")
+      .Register("init-method", &method, "random (frames as means, as Kaldi) or kmeans++")
+      .Register("backend", &request.backend, "cpu, cuda or auto: where the statistics are computed")
+      .Register("devices", &request.devices,
+                "GPUs for --backend cuda or auto: all, or numbers like 0,1");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
-  auto num_gauss = args.GetInt("num-gauss"), num_gauss_init = args.GetInt("num-gauss-init"),
-       iters = args.GetInt(args.Has("iterations") ? "iterations" : "num-iters"),
-       num_frames = args.GetInt("num-frames"), seed = args.GetInt("srand"),
-       threads = args.GetInt("num-threads");
-  auto min_weight = args.GetDouble("min-gaussian-weight"),
-       min_occ = args.GetDouble("min-gaussian-occupancy"), min_var = args.GetDouble("min-variance");
-  for (const absl::Status& s :
-       {num_gauss.status(), num_gauss_init.status(), iters.status(), num_frames.status(),
-        seed.status(), threads.status(), min_weight.status(), min_occ.status(), min_var.status()}) {
-    if (!s.ok()) return Fail("train-gmm", s);
+  if (args.Has("iterations")) {
+    auto iterations = args.GetInt("iterations");
+    if (!iterations.ok()) return Fail("train-gmm", iterations.status());
+    iters = *iterations;
   }
-  if (*num_gauss < 1 || *iters < 0) {
+  if (num_gauss < 1 || iters < 0) {
     return Fail("train-gmm", absl::InvalidArgumentError("--num-gauss must be >= 1 and "
                                                         "--num-iters >= 0"));
   }
-  const std::string method = args.Get("init-method");
   if (method != "random" && method != "kmeans++") {
     return Fail("train-gmm", absl::InvalidArgumentError(
                                  "--init-method is random or kmeans++, not '" + method + "'"));
   }
 
   // The frames, kept by reservoir sampling as gmm-global-init-from-feats keeps them.
-  FrameReservoir reservoir(*num_frames, uint32_t(*seed));
+  FrameReservoir reservoir(num_frames, uint32_t(seed));
   {
     auto reader = MatrixTableReader::Open(pos[0]);
     if (!reader.ok()) return Fail("train-gmm", reader.status());
     Log("Reading features (will keep " +
-        (*num_frames > 0 ? KaldiNumber(*num_frames) : std::string("all")) + " frames.)");
+        (num_frames > 0 ? KaldiNumber(num_frames) : std::string("all")) + " frames.)");
     std::string key;
     Matrix feats;
     while (true) {
@@ -183,23 +185,21 @@ int RunTrainGmm(int argc, char** argv) {
   }
   const Matrix& frames = reservoir.frames();
   if (frames.rows == 0) return Fail("train-gmm", absl::InvalidArgumentError("no features read"));
-  if (*num_frames > 0 && reservoir.seen() > *num_frames) {
-    Log("Kept " + KaldiNumber(*num_frames) + " out of " + KaldiNumber(reservoir.seen()) +
-        " input frames = " + KaldiNumber(100.0 * double(*num_frames) / double(reservoir.seen())) +
+  if (num_frames > 0 && reservoir.seen() > num_frames) {
+    Log("Kept " + KaldiNumber(num_frames) + " out of " + KaldiNumber(reservoir.seen()) +
+        " input frames = " + KaldiNumber(100.0 * double(num_frames) / double(reservoir.seen())) +
         "%.");
   }
 
-  std::mt19937 rng(static_cast<uint32_t>(*seed));
-  int32_t target = int32_t(*num_gauss);
-  int32_t start =
-      (*num_gauss_init <= 0 || *num_gauss_init > target) ? target : int32_t(*num_gauss_init);
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  const int32_t target = num_gauss;
+  int32_t start = (num_gauss_init <= 0 || num_gauss_init > target) ? target : num_gauss_init;
   absl::StatusOr<GmmModel> model = absl::UnknownError("no model");
-  if (args.Has("init")) {
-    model = ReadKaldiDiagGmmFile(args.Get("init"));
+  if (!init.empty()) {
+    model = ReadKaldiDiagGmmFile(init);
     if (model.ok() && model->dim() != frames.cols) {
-      model = absl::InvalidArgumentError(args.Get("init") + " has dimension " +
-                                         KaldiNumber(model->dim()) + ", the features " +
-                                         KaldiNumber(frames.cols));
+      model = absl::InvalidArgumentError(init + " has dimension " + KaldiNumber(model->dim()) +
+                                         ", the features " + KaldiNumber(frames.cols));
     }
     if (model.ok()) start = std::min(target, int32_t(model->num_gauss()));
   } else {
@@ -211,24 +211,15 @@ int RunTrainGmm(int argc, char** argv) {
   }
   if (!model.ok()) return Fail("train-gmm", model.status());
 
-  const BackendRequest request{.backend = args.Get("backend"),
-                               .devices = args.Get("devices"),
-                               .program = kProgram,
-                               .cpu_threads = int32_t(*threads)};
   auto devices = MakeGmmStatisticsDevices(request, *model, 0);
   if (!devices.ok()) return Fail("train-gmm", devices.status());
-  EStep estep(frames, *std::move(devices), int(*threads));
+  EStep estep(frames, *std::move(devices), request.cpu_threads);
   if (absl::Status s = estep.Start(); !s.ok()) return Fail("train-gmm", s);
 
-  MleOptions options;
-  options.min_gaussian_weight = *min_weight;
-  options.min_gaussian_occupancy = *min_occ;
-  options.min_variance = *min_var;
-  options.remove_low_count_gaussians = args.GetBool("remove-low-count-gaussians");
-  const int32_t half = std::max(1, int32_t(*iters) / 2);
+  const int32_t half = std::max(1, iters / 2);
   const int32_t increment = (target - start) / half;
   int32_t current = start;
-  for (int32_t iter = 0; iter < *iters; ++iter) {
+  for (int32_t iter = 0; iter < iters; ++iter) {
     const auto begin = std::chrono::steady_clock::now();
     GmmStats stats = GmmStats::ForModel(*model, kGmmAll);
     if (absl::Status s = estep.Accumulate(*model, &stats); !s.ok()) return Fail("train-gmm", s);
@@ -259,7 +250,7 @@ int RunTrainGmm(int argc, char** argv) {
       current = next;
     }
   }
-  if (absl::Status s = WriteKaldiDiagGmmFile(*model, pos[1], args.GetBool("binary")); !s.ok()) {
+  if (absl::Status s = WriteKaldiDiagGmmFile(*model, pos[1], binary); !s.ok()) {
     return Fail("train-gmm", s);
   }
   Log("Wrote model to " + pos[1]);

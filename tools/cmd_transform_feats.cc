@@ -120,11 +120,11 @@ int RunTransformFeats(int argc, char** argv) {
             "transform-num-cols == feature-dim+1 (->append 1.0 to features)\n"
             "Per-utterance by default, or per-speaker if utt2spk option provided\n"
             "Global if transform-rxfilename provided.");
-  args.Add({"utt2spk", "RSPECIFIER", "rspecifier for utterance to speaker map"});
+  std::string utt2spk;
+  args.Register("utt2spk", &utt2spk, "rspecifier for utterance to speaker map");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 3) return Usage(args);
-  const std::string utt2spk = args.Has("utt2spk") ? args.Get("utt2spk") : "";
   Counts counts;
   if (absl::Status s = Transform(pos[0], pos[1], pos[2], utt2spk, &counts); !s.ok()) {
     return Fail(kProgram, s);

@@ -100,14 +100,14 @@ int RunWavToDuration(int argc, char** argv) {
             "the duration of each one in seconds.\n"
             "e.g.: wav-to-duration scp:wav.scp ark,t:-\n"
             "See also: wav-copy extract-segments feat-to-len");
-  args.Add({"read-entire-file", "",
-            "read the samples (not just the header) to ensure the returned duration is correct",
-            "false"});
+  bool read_entire_file = false;
+  args.Register("read-entire-file", &read_entire_file,
+                "read the samples (not just the header) to ensure the returned duration is "
+                "correct");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
-  auto durations =
-      args.GetBool("read-entire-file") ? FromSamples(pos[0], pos[1]) : FromHeaders(pos[0], pos[1]);
+  auto durations = read_entire_file ? FromSamples(pos[0], pos[1]) : FromHeaders(pos[0], pos[1]);
   if (!durations.ok()) return Fail(kProgram, durations.status());
   KaldiLog(stderr, "LOG", kProgram,
            absl::StrCat("Printed duration for ", durations->done, " audio files."));

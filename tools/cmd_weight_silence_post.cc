@@ -65,16 +65,14 @@ int RunWeightSilencePost(int argc, char** argv) {
             "<posteriors-wspecifier>\n"
             "Apply weight to silences in posts\n"
             "e.g.: weight-silence-post 0.0 1:2:3 1.mdl ark:1.post ark:nosil.post");
-  args.Add({"distribute", "",
-            "If true, rather than weighting the individual posteriors, apply the weighting to "
-            "the whole frame: i.e. on time t, scale all posterior entries by "
-            "p(sil)*silence-weight + p(non-sil)*1.0",
-            "false"});
+  Request request;
+  args.Register("distribute", &request.distribute,
+                "If true, rather than weighting the individual posteriors, apply the weighting to "
+                "the whole frame: i.e. on time t, scale all posterior entries by "
+                "p(sil)*silence-weight + p(non-sil)*1.0");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 5) return Usage(args);
-  Request request;
-  request.distribute = args.GetBool("distribute");
   if (!absl::SimpleAtof(pos[0], &request.weight)) {
     return Fail(kProgram,
                 absl::InvalidArgumentError(

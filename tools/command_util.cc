@@ -37,18 +37,17 @@ int Fail(const std::string& command, const absl::Status& status) {
   return kErrorExitStatus;
 }
 
-void AddFusionOptions(Args& args) {
-  args.Add({"fusion", "RULE", "with several models: max, log-linear, log-add or select", "max"})
-      .Add({"weights", "W1,W2,...", "fusion weights, one per model (default equal)"})
-      .Add({"select-window", "N", "frames summed by the select rule", "50"});
+void AddFusionOptions(Args& args, FusionOptions* options) {
+  args.Register("fusion", &options->rule, "with several models: max, log-linear, log-add or select")
+      .Register("weights", &options->weights, "fusion weights, one per model (default equal)")
+      .Register("select-window", &options->spec.select_window, "frames summed by the select rule");
 }
 
-absl::StatusOr<FusionSpec> FusionFromArgs(const Args& args) {
-  FusionSpec spec;
-  GMM_ASSIGN_OR_RETURN(spec.rule, ParseFusionRule(args.Get("fusion")));
-  GMM_ASSIGN_OR_RETURN(spec.select_window, args.GetInt("select-window"));
-  if (args.Has("weights")) {
-    for (const absl::string_view part : absl::StrSplit(args.Get("weights"), ',')) {
+absl::StatusOr<FusionSpec> FusionFromOptions(const FusionOptions& options) {
+  FusionSpec spec = options.spec;
+  GMM_ASSIGN_OR_RETURN(spec.rule, ParseFusionRule(options.rule));
+  if (!options.weights.empty()) {
+    for (const absl::string_view part : absl::StrSplit(options.weights, ',')) {
       float w = 0;
       if (!absl::SimpleAtof(part, &w)) {
         return absl::InvalidArgumentError(absl::StrCat("--weights: '", part, "' is not a number"));

@@ -22,9 +22,15 @@ int Usage(const Args& args);
 // to stderr and returns Kaldi's exit status for an error, 255.
 int Fail(const std::string& command, const absl::Status& status);
 
-// --fusion, --weights and --select-window, declared once for every command that fuses models.
-void AddFusionOptions(Args& args);
-// Their values (the spec is not yet checked against the number of models: ValidateFusion).
-absl::StatusOr<FusionSpec> FusionFromArgs(const Args& args);
+// What --fusion, --weights and --select-window set.
+struct FusionOptions {
+  std::string rule = "max";  // FusionSpec's rule by name: its default, FusionRule::kMax
+  std::string weights;       // W1,W2,...; empty: equal weights
+  FusionSpec spec;           // --select-window is spec.select_window
+};
+// Those options, declared once for every command that fuses models, bound to *options.
+void AddFusionOptions(Args& args, FusionOptions* options);
+// The spec they describe (not yet checked against the number of models: ValidateFusion).
+absl::StatusOr<FusionSpec> FusionFromOptions(const FusionOptions& options);
 
 }  // namespace gmmscore

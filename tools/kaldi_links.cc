@@ -16,9 +16,11 @@ int RunKaldiLinks(int argc, char** argv) {
             "gmmscore implements; run under that name, gmmscore is that tool. With DIR first on\n"
             "PATH, Kaldi's recipes run these tools without Kaldi.\n"
             "e.g.: gmmscore kaldi-links ~/gmmscore-kaldi && export PATH=~/gmmscore-kaldi:$PATH");
-  args.Add({"list", "", "print the tools' names (and the subcommand each runs), make nothing"});
+  bool list = false;
+  args.Register("list", &list,
+                "print the tools' names (and the subcommand each runs), make nothing");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
-  if (args.GetBool("list")) {
+  if (list) {
     for (const KaldiTool& tool : KaldiTools()) {
       std::string line = absl::StrCat(tool.name, "\tgmmscore ", tool.command);
       for (const char* option : tool.implied) absl::StrAppend(&line, " ", option);

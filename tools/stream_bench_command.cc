@@ -50,9 +50,9 @@ constexpr double kFramesPerSecond = 100.0;
 
 struct BenchOptions {
   v1::StreamConfig config;
-  int32_t chunk_frames = 10;
+  int32_t chunk_frames = 10;  // --chunk-frames
   int64_t frames_per_stream = 0;
-  double warmup_s = 0;
+  double warmup_s = 2;           // --warmup-seconds: windows before this are not measured
   bool decode_scores = false;    // every window decoded to floats, not only its header checked
   const Matrix* pool = nullptr;  // feature rows the chunks are cut from
   // Audio streams (--front-end): 16-bit samples the chunks are cut from instead, 10 ms frames of
@@ -511,81 +511,71 @@ int Report(BenchResult r, int32_t streams, int32_t processes, double warmup_s, d
 
 int RunBenchStream(int argc, char** argv) {
   Args args("bench-stream", "--server HOST:PORT --model NAME [--streams N] [options]");
+  std::string model, encoding_name = "float32", front_end, daemon_pid;
+  int32_t streams = 64, window = 10, max_states = 500, connections = 0, per_call = 1, pacers = 4,
+          cq_threads = 0, processes = 1;
+  float beam = 10.0f;
+  double seconds = 20.0, max_lag_ms = 100.0;
+  BenchOptions o;  // --chunk-frames, --decode-scores and --warmup-seconds are its fields
   AddChannelOptions(args);
-  args.Add({"model", "NAME", "model name on the server"})
-      .Add({"streams", "N", "concurrent streams", "64"})
-      .Add({"chunk-frames", "C", "frames per message; one every C x 10 ms per stream", "10"})
-      .Add({"window", "W", "frames per response window", "10"})
-      .Add({"encoding", "NAME", "scores as float32, float16, relative16 or beam-sparse", "float32"})
-      .Add({"beam", "B", "beam-sparse: natural-log beam", "10"})
-      .Add({"max-states", "N", "beam-sparse: at most N states a frame (0: no limit)", "500"})
-      .Add({"front-end", "NAME",
-            "send 16-bit audio (16 kHz, random speech-like) through this server front end "
-            "instead of features"})
-      .Add({"decode-scores", "",
-            "decode every window's scores to float32 as a decoder would (default: check each "
-            "window's header and sizes only, so the load generator's CPU drives streams)"})
-      .Add({"daemon-pid", "PID",
-            "the server's process on this machine: report its CPU per stream-second (/proc)"})
-      .Add({"seconds", "S", "audio seconds per stream", "20"})
-      .Add({"warmup-seconds", "S", "windows in the first S seconds are not measured", "2"})
-      .Add({"max-lag-ms", "MS",
-            "a stream keeps real time if no chunk of it was handed to gRPC later than this after "
-            "its due time",
-            "100"})
-      .Add(
-          {"connections", "N", "TCP connections the streams are spread over (0: one per 100)", "0"})
-      .Add({"streams-per-call", "N",
-            "1: every stream a Score call of its own; N > 1: ScoreStreams calls of N streams "
-            "each, their messages carrying several streams' chunks and windows",
-            "1"})
-      .Add({"pacer-threads", "N", "threads that send the streams' chunks on schedule", "4"})
-      .Add({"cq-threads", "N",
-            "threads per process, each with a gRPC completion queue, that read the streams' "
-            "scores (0: the hardware threads shared out over the processes)",
-            "0"})
-      .Add({"processes", "P",
-            "processes the streams are split over, each with its own gRPC threads, connections "
-            "and pacers (so the load generator is not the limit); the report adds them up",
-            "1"});
+  args.Register("model", &model, "model name on the server")
+      .Register("streams", &streams, "concurrent streams")
+      .Register("chunk-frames", &o.chunk_frames,
+                "frames per message; one every C x 10 ms per stream")
+      .Register("window", &window, "frames per response window")
+      .Register("encoding", &encoding_name, "scores as float32, float16, relative16 or beam-sparse")
+      .Register("beam", &beam, "beam-sparse: natural-log beam")
+      .Register("max-states", &max_states, "beam-sparse: at most N states a frame (0: no limit)")
+      .Register("front-end", &front_end,
+                "send 16-bit audio (16 kHz, random speech-like) through this server front end "
+                "instead of features")
+      .Register("decode-scores", &o.decode_scores,
+                "decode every window's scores to float32 as a decoder would (default: check each "
+                "window's header and sizes only, so the load generator's CPU drives streams)")
+      .Register("daemon-pid", &daemon_pid,
+                "the server's process on this machine: report its CPU per stream-second (/proc)")
+      .Register("seconds", &seconds, "audio seconds per stream")
+      .Register("warmup-seconds", &o.warmup_s, "windows in the first S seconds are not measured")
+      .Register("max-lag-ms", &max_lag_ms,
+                "a stream keeps real time if no chunk of it was handed to gRPC later than this "
+                "after its due time")
+      .Register("connections", &connections,
+                "TCP connections the streams are spread over (0: one per 100)")
+      .Register("streams-per-call", &per_call,
+                "1: every stream a Score call of its own; N > 1: ScoreStreams calls of N streams "
+                "each, their messages carrying several streams' chunks and windows")
+      .Register("pacer-threads", &pacers, "threads that send the streams' chunks on schedule")
+      .Register("cq-threads", &cq_threads,
+                "threads per process, each with a gRPC completion queue, that read the streams' "
+                "scores (0: the hardware threads shared out over the processes)")
+      .Register("processes", &processes,
+                "processes the streams are split over, each with its own gRPC threads, "
+                "connections and pacers (so the load generator is not the limit); the report adds "
+                "them up");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
-  if (!args.Has("model"))
-    return Fail("bench-stream", absl::InvalidArgumentError("--model is required"));
-  auto streams = args.GetInt("streams"), chunk = args.GetInt("chunk-frames"),
-       window = args.GetInt("window"), connections = args.GetInt("connections"),
-       pacers = args.GetInt("pacer-threads"), processes = args.GetInt("processes"),
-       cq_threads = args.GetInt("cq-threads"), per_call = args.GetInt("streams-per-call");
-  auto seconds = args.GetDouble("seconds"), warmup = args.GetDouble("warmup-seconds"),
-       max_lag_ms = args.GetDouble("max-lag-ms"), beam = args.GetDouble("beam");
-  auto max_states = args.GetInt("max-states");
-  auto encoding = ParseEncoding(args.Get("encoding"));
-  for (const absl::Status& s :
-       {streams.status(), chunk.status(), window.status(), connections.status(), pacers.status(),
-        seconds.status(), warmup.status(), max_lag_ms.status(), encoding.status(), beam.status(),
-        max_states.status(), processes.status(), cq_threads.status(), per_call.status()}) {
-    if (!s.ok()) return Fail("bench-stream", s);
-  }
-  if (*streams < 1 || *chunk < 1 || *window < 1 || *seconds <= 0 || *connections < 0 ||
-      *pacers < 1 || *processes < 1 || *processes > *streams || *cq_threads < 0 || *per_call < 1) {
+  if (model.empty()) return Fail("bench-stream", absl::InvalidArgumentError("--model is required"));
+  auto encoding = ParseEncoding(encoding_name);
+  if (!encoding.ok()) return Fail("bench-stream", encoding.status());
+  if (streams < 1 || o.chunk_frames < 1 || window < 1 || seconds <= 0 || connections < 0 ||
+      pacers < 1 || processes < 1 || processes > streams || cq_threads < 0 || per_call < 1) {
     return Fail("bench-stream", absl::InvalidArgumentError(
                                     "--streams, --chunk-frames, --window, --seconds, "
                                     "--pacer-threads, --processes and --streams-per-call must be "
                                     "> 0 (at most one process a stream), --connections and "
                                     "--cq-threads >= 0"));
   }
-  const std::string daemon_pid = args.Get("daemon-pid");
   const double daemon_cpu0 = daemon_pid.empty() ? -1 : ProcessCpuSeconds(daemon_pid);
   // This process's share of the streams: all of them, or, with several processes, the children's
   // (forked before any gRPC object exists, each running the share as a process of one would and
   // sending its result back through a pipe).
-  int32_t first_stream = 0, my_streams = *streams;
+  int32_t first_stream = 0, my_streams = streams;
   int result_fd = -1;
   std::vector<std::pair<pid_t, int>> children;  // pid, read end
-  for (int32_t i = 0; i<*processes&& * processes> 1; ++i) {
+  for (int32_t i = 0; i < processes && processes > 1; ++i) {
     int fds[2];
     if (pipe(fds) != 0) return Fail("bench-stream", absl::InternalError("pipe failed"));
-    const int32_t begin = int32_t(int64_t(*streams) * i / *processes);
-    const int32_t end = int32_t(int64_t(*streams) * (i + 1) / *processes);
+    const int32_t begin = int32_t(int64_t(streams) * i / processes);
+    const int32_t end = int32_t(int64_t(streams) * (i + 1) / processes);
     std::fflush(nullptr);
     const pid_t child = fork();
     if (child < 0) return Fail("bench-stream", absl::InternalError("fork failed"));
@@ -622,13 +612,13 @@ int RunBenchStream(int argc, char** argv) {
                   1e-6 * double(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
     const double daemon_cpu = daemon_cpu0 < 0 ? -1 : ProcessCpuSeconds(daemon_pid) - daemon_cpu0;
     if (!all_reported && total.first_error.empty()) {
-      total.first_error = absl::StrCat(failed, " of ", *processes,
+      total.first_error = absl::StrCat(failed, " of ", processes,
                                        " load generator processes failed without a result");
     }
-    return Report(std::move(total), *streams, *processes, *warmup, *max_lag_ms, daemon_cpu);
+    return Report(std::move(total), streams, processes, o.warmup_s, max_lag_ms, daemon_cpu);
   }
   const int32_t num_connections =
-      *connections > 0 ? std::max(1, *connections / *processes) : (my_streams + 99) / 100;
+      connections > 0 ? std::max(1, connections / processes) : (my_streams + 99) / 100;
   // Each connection a channel with a subchannel pool of its own, hence its own TCP connection.
   std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
   std::shared_ptr<grpc::Channel> first_channel;
@@ -638,30 +628,27 @@ int RunBenchStream(int argc, char** argv) {
     if (i == 0) first_channel = *channel;
     stubs.push_back(std::make_unique<grpc::GenericStub>(*channel));
   }
-  auto info = client::AdminClient(first_channel).Get(args.Get("model"));
+  auto info = client::AdminClient(first_channel).Get(model);
   if (!info.ok()) return Fail("bench-stream", info.status());
 
-  BenchOptions o;
-  o.config.add_models(args.Get("model"));
+  o.config.add_models(model);
   o.config.set_dim(info->dim());
-  o.config.set_window_frames(*window);
+  o.config.set_window_frames(window);
   o.config.set_encoding(*encoding);
   if (*encoding == v1::StreamConfig::BEAM_SPARSE) {
-    o.config.set_beam(static_cast<float>(*beam));
-    o.config.set_max_states(*max_states);
+    o.config.set_beam(beam);
+    o.config.set_max_states(max_states);
   }
-  o.chunk_frames = *chunk;
-  o.frames_per_stream = int64_t(*seconds * kFramesPerSecond);
-  o.warmup_s = *warmup;
-  o.decode_scores = args.GetBool("decode-scores");
-  const Matrix pool = RandomFeatures(std::max(1000, 2 * *chunk), info->dim(), 0.0f, 3.0f, 1);
+  o.frames_per_stream = int64_t(seconds * kFramesPerSecond);
+  const Matrix pool =
+      RandomFeatures(std::max(1000, 2 * o.chunk_frames), info->dim(), 0.0f, 3.0f, 1);
   o.pool = &pool;
   std::vector<int16_t> audio;
-  if (args.Has("front-end")) {
+  if (!front_end.empty()) {
     // 20 s of tones and noise, on the 16-bit scale.
     std::mt19937 noise_rng(3);
     std::normal_distribution<double> noise(0.0, 300.0);
-    audio.resize(std::max<size_t>(320000, size_t(4 * *chunk * o.samples_per_frame)));
+    audio.resize(std::max<size_t>(320000, size_t(4 * o.chunk_frames * o.samples_per_frame)));
     for (size_t i = 0; i < audio.size(); ++i) {
       const double t = double(i) / 16000.0;
       const double v =
@@ -669,7 +656,7 @@ int RunBenchStream(int argc, char** argv) {
       audio[i] = int16_t(std::clamp(std::lround(v), -32768L, 32767L));
     }
     o.audio_pool = &audio;
-    o.config.mutable_audio()->set_front_end(args.Get("front-end"));
+    o.config.mutable_audio()->set_front_end(front_end);
     o.config.mutable_audio()->set_sample_rate_hz(16000);
   }
 
@@ -679,37 +666,37 @@ int RunBenchStream(int argc, char** argv) {
         "gmmscore bench-stream: %d streams x %.0f s at %.0f frames/s, chunks of %d frames, "
         "window %d, %s (%s), model %s (%d states x %lld Gaussians x %d dims) on %s over %d "
         "connection%s\n",
-        *streams, *seconds, kFramesPerSecond, *chunk, *window, args.Get("encoding").c_str(),
+        streams, seconds, kFramesPerSecond, o.chunk_frames, window, encoding_name.c_str(),
         o.decode_scores ? "every score decoded" : "headers and sizes checked", info->name().c_str(),
         info->num_states(), static_cast<long long>(info->num_gaussians()), info->dim(),
         args.Get("server").c_str(), num_connections, num_connections > 1 ? "s" : "");
-    if (*processes > 1)
-      std::fprintf(stderr, "  (in %d processes of about %d streams)\n", *processes, my_streams);
+    if (processes > 1)
+      std::fprintf(stderr, "  (in %d processes of about %d streams)\n", processes, my_streams);
   }
-  ClientQueues queues(*cq_threads > 0
-                          ? *cq_threads
-                          : std::max(1, int32_t(std::thread::hardware_concurrency()) / *processes));
+  ClientQueues queues(cq_threads > 0
+                          ? cq_threads
+                          : std::max(1, int32_t(std::thread::hardware_concurrency()) / processes));
   // --streams-per-call > 1: stream i on call i / N, call c over connection c; a pacer sends
   // for whole calls, so that what is due together leaves in one message.
   std::vector<std::shared_ptr<ScoreStreamsCall>> calls;
-  if (*per_call > 1) {
-    for (int32_t c = 0; c < (my_streams + *per_call - 1) / *per_call; ++c) {
+  if (per_call > 1) {
+    for (int32_t c = 0; c < (my_streams + per_call - 1) / per_call; ++c) {
       calls.push_back(std::make_shared<ScoreStreamsCall>(stubs[size_t(c % num_connections)].get(),
                                                          queues.queue(size_t(c))));
       calls.back()->Start();
     }
   }
   std::vector<std::unique_ptr<BenchStream>> bench(static_cast<size_t>(my_streams));
-  std::vector<std::vector<BenchStream*>> paced(static_cast<size_t>(*pacers));
+  std::vector<std::vector<BenchStream*>> paced(static_cast<size_t>(pacers));
   for (int i = 0; i < my_streams; ++i) {
     o.config.set_stream_id(absl::StrCat("bench-", first_stream + i));
-    size_t pacer = size_t(i % *pacers);
+    size_t pacer = size_t(i % pacers);
     if (calls.empty()) {
       bench[size_t(i)] = std::make_unique<BenchStream>(stubs[size_t(i % num_connections)].get(),
                                                        queues.queue(size_t(i)), o);
     } else {
-      bench[size_t(i)] = std::make_unique<BenchStream>(calls[size_t(i / *per_call)].get(), o);
-      pacer = size_t(i / *per_call % *pacers);
+      bench[size_t(i)] = std::make_unique<BenchStream>(calls[size_t(i / per_call)].get(), o);
+      pacer = size_t(i / per_call % pacers);
     }
     bench[size_t(i)]->Open();
     paced[pacer].push_back(bench[size_t(i)].get());
@@ -717,7 +704,7 @@ int RunBenchStream(int argc, char** argv) {
   for (const auto& s : bench) s->WaitUntilOpen();
   // Streams start spread over one chunk period, as independent real-time sources would.
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> phase(0.0, *chunk / kFramesPerSecond);
+  std::uniform_real_distribution<double> phase(0.0, o.chunk_frames / kFramesPerSecond);
   const double self_cpu0 = SelfCpuSeconds();
   o.start = Clock::now();
   for (const auto& s : bench) {
@@ -749,7 +736,7 @@ int RunBenchStream(int argc, char** argv) {
       continue;
     }
     ++result.ok;
-    if (s->worst_lag_s() * 1000.0 <= *max_lag_ms) ++result.kept_up;
+    if (s->worst_lag_s() * 1000.0 <= max_lag_ms) ++result.kept_up;
   }
   if (result_fd >= 0) {  // a child: the parent reports
     const bool sent = WriteResult(result_fd, result);
@@ -758,7 +745,7 @@ int RunBenchStream(int argc, char** argv) {
     _exit(sent ? 0 : 1);  // no static destructors under gRPC's threads
   }
   const double daemon_cpu = daemon_cpu0 < 0 ? -1 : ProcessCpuSeconds(daemon_pid) - daemon_cpu0;
-  return Report(std::move(result), *streams, 1, *warmup, *max_lag_ms, daemon_cpu);
+  return Report(std::move(result), streams, 1, o.warmup_s, max_lag_ms, daemon_cpu);
 }
 
 }  // namespace gmmscore

@@ -85,37 +85,37 @@ int RunStream(int argc, char** argv) {
   Args args("stream",
             "--server HOST:PORT --model NAME (--feats RSPEC | --wav RSPEC --front-end NAME) "
             "--out WSPEC [options]");
+  std::string feats, wav, front_end, out;
+  FusionOptions fusion_options;
+  int32_t window = 100, chunk = 100, parallel = 4;
+  bool quiet = false;
   AddChannelOptions(args);
   args.Add({"model", "NAME", "model name on the server; several are fused", "", true})
-      .Add({"feats", "RSPEC", "features: ark:F, ark,t:F, scp:F, htk:F, sphinx:F, ..."})
-      .Add({"wav", "RSPEC",
-            "audio instead of features (scp:wav.scp, ark:F; first channel as 16-bit samples): "
-            "the server computes the features"})
-      .Add({"front-end", "NAME", "with --wav: the server's front end (gmmscored --front-end)"})
-      .Add({"out", "WSPEC", "scores (frames x states): ark:F, ark,t:F, ark,scp:F,S, ark:-"});
-  AddFusionOptions(args);
-  args.Add({"window", "N", "frames per response window; 0: the server's default", "100"})
-      .Add({"chunk-frames", "N", "frames per message sent", "100"})
-      .Add({"parallel", "N", "utterances streamed at once", "4"})
-      .Add({"quiet", "", "no progress or summary on stderr"});
+      .Register("feats", &feats, "features: ark:F, ark,t:F, scp:F, htk:F, sphinx:F, ...")
+      .Register("wav", &wav,
+                "audio instead of features (scp:wav.scp, ark:F; first channel as 16-bit samples): "
+                "the server computes the features")
+      .Register("front-end", &front_end,
+                "with --wav: the server's front end (gmmscored --front-end)")
+      .Register("out", &out, "scores (frames x states): ark:F, ark,t:F, ark,scp:F,S, ark:-");
+  AddFusionOptions(args, &fusion_options);
+  args.Register("window", &window, "frames per response window; 0: the server's default")
+      .Register("chunk-frames", &chunk, "frames per message sent")
+      .Register("parallel", &parallel, "utterances streamed at once")
+      .Register("quiet", &quiet, "no progress or summary on stderr");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string> models = args.GetAll("model");
-  if (models.empty() || args.Has("feats") == args.Has("wav") || !args.Has("out") ||
-      args.Has("wav") != args.Has("front-end")) {
+  if (models.empty() || feats.empty() == wav.empty() || out.empty() ||
+      wav.empty() != front_end.empty()) {
     std::fprintf(stderr,
                  "gmmscore stream: --server, --model, --out and --feats (or --wav and "
                  "--front-end) are required\n%s",
                  args.Help().c_str());
     return 2;
   }
-  auto window = args.GetInt("window"), chunk = args.GetInt("chunk-frames"),
-       parallel = args.GetInt("parallel");
-  auto fusion = FusionFromArgs(args);
-  for (const absl::Status& s :
-       {window.status(), chunk.status(), parallel.status(), fusion.status()}) {
-    if (!s.ok()) return Fail("stream", s);
-  }
-  if (*chunk < 1 || *parallel < 1 || *window < 0) {
+  auto fusion = FusionFromOptions(fusion_options);
+  if (!fusion.ok()) return Fail("stream", fusion.status());
+  if (chunk < 1 || parallel < 1 || window < 0) {
     return Fail("stream", absl::InvalidArgumentError(
                               "--chunk-frames and --parallel must be >= 1, --window >= 0"));
   }
@@ -123,26 +123,25 @@ int RunStream(int argc, char** argv) {
   for (const std::string& m : models) config.add_models(m);
   config.set_fusion(ToProto(fusion->rule));
   config.set_select_window(fusion->select_window);
-  config.set_window_frames(*window);
+  config.set_window_frames(window);
   for (float w : fusion->weights) config.add_weights(w);
   auto channel = ChannelFromArgs(args);
   if (!channel.ok()) return Fail("stream", channel.status());
   std::unique_ptr<MatrixTableReader> features;
   std::unique_ptr<WaveTableReader> waves;
-  if (args.Has("feats")) {
-    auto reader = MatrixTableReader::Open(args.Get("feats"));
+  if (!feats.empty()) {
+    auto reader = MatrixTableReader::Open(feats);
     if (!reader.ok()) return Fail("stream", reader.status());
     features = std::move(*reader);
   } else {
-    auto reader = WaveTableReader::Open(args.Get("wav"));
+    auto reader = WaveTableReader::Open(wav);
     if (!reader.ok()) return Fail("stream", reader.status());
     waves = std::move(*reader);
-    config.mutable_audio()->set_front_end(args.Get("front-end"));
+    config.mutable_audio()->set_front_end(front_end);
   }
-  auto writer = MatrixTableWriter::Open(args.Get("out"));
+  auto writer = MatrixTableWriter::Open(out);
   if (!writer.ok()) return Fail("stream", writer.status());
 
-  const bool quiet = args.GetBool("quiet");
   const Clock::time_point start = Clock::now();
   Clock::time_point last_progress = start;
   int64_t utterances = 0, frames = 0;
@@ -194,8 +193,8 @@ int RunStream(int argc, char** argv) {
     utterance_config.set_stream_id(key);
     in_flight.push_back(
         {key, std::async(std::launch::async, ScoreUtterance, *channel, std::move(utterance_config),
-                         std::move(utterance), *chunk)});
-    if (int32_t(in_flight.size()) >= *parallel) {
+                         std::move(utterance), chunk)});
+    if (int32_t(in_flight.size()) >= parallel) {
       if (absl::Status s = write_oldest(); !s.ok()) return Fail("stream", s);
     }
   }

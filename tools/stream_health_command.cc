@@ -11,16 +11,16 @@ namespace gmmscore {
 int RunHealth(int argc, char** argv) {
   Args args("health", "--server HOST:PORT [--service NAME]");
   AddChannelOptions(args);
-  args.Add({"service", "NAME",
-            "\"\" for the server, gmmscore.v1.Scorer, or gmmscore.v1.Scorer/MODEL", ""})
-      .Add({"timeout-ms", "N", "give up after this long", "3000"});
+  std::string service;
+  int32_t timeout_ms = 3000;
+  args.Register("service", &service,
+                "\"\" for the server, gmmscore.v1.Scorer, or gmmscore.v1.Scorer/MODEL")
+      .Register("timeout-ms", &timeout_ms, "give up after this long");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
-  auto timeout = args.GetInt("timeout-ms");
-  if (!timeout.ok()) return Fail("health", timeout.status());
   auto channel = ChannelFromArgs(args);
   if (!channel.ok()) return Fail("health", channel.status());
   const absl::Status s =
-      client::CheckHealth(*channel, args.Get("service"), std::chrono::milliseconds(*timeout));
+      client::CheckHealth(*channel, service, std::chrono::milliseconds(timeout_ms));
   if (!s.ok()) return Fail("health", s);
   std::printf("SERVING\n");
   return 0;

@@ -183,6 +183,20 @@ absl::StatusOr<FmllrOptions::Update> ParseFmllrUpdate(absl::string_view name) {
                    ", fmllr-update-type must be one of \"full\"|\"diag\"|\"offset\"|\"none\""));
 }
 
+const char* FmllrUpdateName(FmllrOptions::Update update) {
+  switch (update) {
+    case FmllrOptions::Update::kFull:
+      return "full";
+    case FmllrOptions::Update::kDiag:
+      return "diag";
+    case FmllrOptions::Update::kOffset:
+      return "offset";
+    case FmllrOptions::Update::kNone:
+      return "none";
+  }
+  return "full";
+}
+
 FmllrStats::FmllrStats(int32_t dim)
     : dim_(dim),
       k_(size_t(dim) * size_t(dim + 1), 0.0),

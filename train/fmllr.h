@@ -35,6 +35,8 @@ struct FmllrOptions {
 
 // "full", "diag", "offset", "none"; an error names the others.
 absl::StatusOr<FmllrOptions::Update> ParseFmllrUpdate(absl::string_view name);
+// The name ParseFmllrUpdate reads as `update`.
+const char* FmllrUpdateName(FmllrOptions::Update update);
 
 class FmllrStats {
  public:
