@@ -22,7 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "server/scheduling/batch.h"  // Clock
+#include "server/clock.h"
 #include "util/matrix.h"
 
 namespace gmmscore::server {

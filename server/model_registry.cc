@@ -11,48 +11,12 @@
 
 namespace gmmscore::server {
 
-ModelEntry::ModelEntry(std::string name, int64_t version, std::string path, std::string format,
-                       std::shared_ptr<const GmmModel> model, std::vector<Residency> residents,
-                       Metrics* metrics)
-    : name_(std::move(name)),
-      version_(version),
-      path_(std::move(path)),
-      format_(std::move(format)),
-      model_(std::move(model)),
-      residents_(std::move(residents)),
-      metrics_(metrics) {
-  for (const Residency& r : residents_) {
-    bytes_gauges_.push_back(&metrics->model_bytes(name_, version_, r.device));
-    bytes_gauges_.back()->Set(double(r.model->bytes()));
-  }
-}
-
-ModelEntry::~ModelEntry() {
-  for (prometheus::Gauge* gauge : bytes_gauges_) metrics_->RemoveModelBytes(gauge);
-}
-
-v1::ModelInfo ModelEntry::Info(v1::ModelInfo::Status status) const {
-  v1::ModelInfo info;
-  info.set_name(name_);
-  info.set_version(version_);
-  info.set_status(status);
-  info.set_num_states(num_states());
-  info.set_num_gaussians(model_->num_gauss());
-  info.set_dim(dim());
-  for (const Residency& r : residents_) {
-    v1::DeviceBytes* bytes = info.add_bytes_per_device();
-    bytes->set_device(r.device);
-    bytes->set_bytes(r.model->bytes());
-  }
-  info.set_path(path_);
-  info.set_format(format_);
-  info.set_active_streams(active_streams_.load());
-  return info;
-}
-
 ModelRegistry::ModelRegistry(const ServerConfig& config, LaneSet* lanes, Metrics* metrics,
-                             HealthStatus* health)
-    : config_(config), lanes_(lanes), metrics_(metrics), health_(health) {}
+                             ServingChanged serving_changed)
+    : config_(config),
+      lanes_(lanes),
+      metrics_(metrics),
+      serving_changed_(std::move(serving_changed)) {}
 
 absl::StatusOr<std::string> ModelRegistry::ResolveUnderRoot(const std::string& relative) const {
   namespace fs = std::filesystem;
@@ -123,7 +87,7 @@ absl::StatusOr<v1::ModelInfo> ModelRegistry::Install(
     }
     loading_[name] = path;
     // A replacement keeps the old version serving until the new one is ready.
-    if (!exists) health_->SetModel(name, false);
+    if (!exists) serving_changed_(name, false);
   }
   absl::StatusOr<Built> built = absl::CancelledError("not read");
   absl::StatusOr<std::vector<Residency>> residents = absl::CancelledError("not made resident");
@@ -152,7 +116,7 @@ absl::StatusOr<v1::ModelInfo> ModelRegistry::Install(
       std::make_shared<const GmmModel>(std::move(built->model)), *std::move(residents), metrics_);
   if (auto old = ready_.find(name); old != ready_.end()) retired_.push_back(old->second);
   ready_[name] = entry;
-  health_->SetModel(name, true);
+  serving_changed_(name, true);
   return entry->Info(v1::ModelInfo::READY);
 }
 
@@ -171,7 +135,7 @@ absl::StatusOr<v1::ModelInfo> ModelRegistry::Unload(const std::string& name) {
     entry = std::move(it->second);
     ready_.erase(it);
     retired_.push_back(entry);
-    health_->SetModel(name, false);
+    serving_changed_(name, false);
   }
   // Streams (and windows queued for scoring) hold their own references; ours is the last one
   // only when nothing uses the model, and then it is freed on return.

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,59 +19,23 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "gmmscore/v1/model_admin.pb.h"
-#include "kernels/compute_device.h"
 #include "model/gmm_model.h"
 #include "server/config.h"
 #include "server/metrics.h"
-#include "server/rpc/health.h"
+#include "server/model_entry.h"
 
 namespace gmmscore::server {
 
 class LaneSet;
 
-// A model resident on one device (or, for the CPU's lanes, on all of them).
-struct Residency {
-  std::unique_ptr<ResidentModel> model;
-  std::string device;  // "cpu", "cuda:0"
-};
-
-class ModelEntry {
- public:
-  // residents: the model on each device (Lane::residency_index order).
-  ModelEntry(std::string name, int64_t version, std::string path, std::string format,
-             std::shared_ptr<const GmmModel> model, std::vector<Residency> residents,
-             Metrics* metrics);
-  ~ModelEntry();
-  ModelEntry(const ModelEntry&) = delete;
-  ModelEntry& operator=(const ModelEntry&) = delete;
-
-  const std::string& name() const { return name_; }
-  int64_t version() const { return version_; }
-  // The whole model: GMMs and, where the file had one, the HMM (alignment needs it).
-  const GmmModel& model() const { return *model_; }
-  const ResidentModel& resident(int32_t index) const { return *residents_[size_t(index)].model; }
-  int32_t num_states() const { return model_->num_states(); }
-  int32_t dim() const { return model_->dim(); }
-  // Streams that have this entry in their configuration, now.
-  std::atomic<int32_t>& active_streams() { return active_streams_; }
-  v1::ModelInfo Info(v1::ModelInfo::Status status) const;
-
- private:
-  const std::string name_;
-  const int64_t version_;
-  const std::string path_;
-  const std::string format_;
-  const std::shared_ptr<const GmmModel> model_;
-  const std::vector<Residency> residents_;
-  Metrics* const metrics_;
-  std::vector<prometheus::Gauge*> bytes_gauges_;  // per resident
-  std::atomic<int32_t> active_streams_{0};
-};
-
 class ModelRegistry {
  public:
+  // Told when a model name starts or stops serving (the health service's per-model status).
+  using ServingChanged = std::function<void(const std::string& name, bool serving)>;
+
   // Models are made resident on every device of lanes.
-  ModelRegistry(const ServerConfig& config, LaneSet* lanes, Metrics* metrics, HealthStatus* health);
+  ModelRegistry(const ServerConfig& config, LaneSet* lanes, Metrics* metrics,
+                ServingChanged serving_changed);
 
   // Reads and packs a model (seconds for a large one: callers keep this off gRPC threads).
   // An existing name needs replace; the new version serves new streams once ready.
@@ -107,7 +72,7 @@ class ModelRegistry {
   const ServerConfig& config_;
   LaneSet* const lanes_;
   Metrics* const metrics_;
-  HealthStatus* const health_;
+  const ServingChanged serving_changed_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<ModelEntry>> ready_;
   std::map<std::string, std::string> loading_;  // name -> path

@@ -69,7 +69,11 @@ absl::StatusOr<std::unique_ptr<GmmscoreServer>> GmmscoreServer::Start(ServerConf
   std::unique_ptr<GmmscoreServer> s(new GmmscoreServer(std::move(config)));
   const ServerConfig& c = s->config_;
   GMM_ASSIGN_OR_RETURN(s->lanes_, LaneSet::Create(c, &s->metrics_));
-  s->registry_ = std::make_unique<ModelRegistry>(c, s->lanes_.get(), &s->metrics_, &s->health_);
+  s->registry_ = std::make_unique<ModelRegistry>(
+      c, s->lanes_.get(), &s->metrics_,
+      [health = &s->health_](const std::string& name, bool serving) {
+        health->SetModel(name, serving);
+      });
   s->front_ends_ = std::make_unique<FrontEndRegistry>(c.model_root);
   for (const ModelSpec& f : c.front_ends) {
     GMM_RETURN_IF_ERROR(s->front_ends_->Load(f.name, f.path));

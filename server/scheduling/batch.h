@@ -12,13 +12,12 @@
 #include "absl/status/statusor.h"
 #include "kernels/compute_device.h"
 #include "model/fusion.h"
-#include "server/model_registry.h"
+#include "server/clock.h"
+#include "server/model_entry.h"
 #include "util/matrix.h"
 #include "util/shared_bytes.h"
 
 namespace gmmscore::server {
-
-using Clock = std::chrono::steady_clock;
 
 // The models a stream scores against (fused when more than one). Streams whose sets have the
 // same key (names and versions) share a queue.

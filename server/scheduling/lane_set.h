@@ -10,7 +10,7 @@
 #include "model/gmm_model.h"
 #include "server/config.h"
 #include "server/metrics.h"
-#include "server/model_registry.h"
+#include "server/model_entry.h"
 #include "server/scheduling/lane.h"
 #include "server/scheduling/task_queue.h"
 
