@@ -45,19 +45,21 @@ set(rules
   "server/scheduling/ => ${libs}|${server_core}|server/scheduling/"
   "server/model_registry => ${libs}|${server_core}|server/model_registry\\.h|server/scheduling/"
   "server/ => ${libs}|server/"
-  "tools/ => (util|model|formats|feat|kernels|align|train|bench|proto|client|tools)/"
+  "cli/ => (util|cli)/"
+  "loadgen/ => (util|model|proto|client|cli|loadgen)/"
+  "tools/ => (util|model|formats|feat|kernels|align|train|bench|proto|client|cli|loadgen|tools)/"
 )
 
 # Third-party headers in <...> that only some folders may include: "HEADER-REGEX => FOLDER-REGEX".
 set(third_party
   "fst/ => fst/"
   "(cuda|cublas|cub/|thrust/) => (kernels/cuda/|bench/)"
-  "(grpc|grpcpp/|google/protobuf/) => (proto|client|server|tools)/"
+  "(grpc|grpcpp/|google/protobuf/) => (proto|client|server|loadgen|tools)/"
   "prometheus/ => server/"
   "(sndfile\\.h|fftw3\\.h) => feat/"
   "cblas\\.h => bench/"
   "benchmark/ => (bench|server/bench)/"
-  "gmmscore/v1/ => (proto|client|server|tools)/"
+  "gmmscore/v1/ => (proto|client|server|loadgen|tools)/"
 )
 
 # Splits "A => B !! C" into out_allowed and out_forbidden (empty where there is no "!!").
@@ -106,11 +108,13 @@ function(allowed_by allowed forbidden header out)
 endfunction()
 
 set(violations "")
-set(project_folders "(util|model|fst|formats|feat|kernels|align|train|bench|proto|client|server|tools)/")
+set(project_folders
+    "(util|model|fst|formats|feat|kernels|align|train|bench|proto|client|server|cli|loadgen|tools)/")
 
 # 1 and 2: every include of every source file of the project's folders.
 set(files "")
-foreach(folder util model fst formats feat kernels align train bench proto client server tools)
+foreach(folder util model fst formats feat kernels align train bench proto client server cli loadgen
+               tools)
   file(GLOB_RECURSE found RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/${folder}/*.h"
        "${SOURCE_DIR}/${folder}/*.cc" "${SOURCE_DIR}/${folder}/*.cu" "${SOURCE_DIR}/${folder}/*.cuh")
   list(APPEND files ${found})

@@ -1,7 +1,7 @@
-// tools/args: options bound to the fields that hold their defaults (Register, as Kaldi's
+// cli/args: options bound to the fields that hold their defaults (Register, as Kaldi's
 // ParseOptions::Register): the default printed from the field, the field set from the command
 // line and from a config file, switches, and errors that name the option.
-#include "tools/args.h"
+#include "cli/args.h"
 
 #include <gtest/gtest.h>
 

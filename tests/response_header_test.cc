@@ -1,7 +1,7 @@
 // ReadResponseHeader against the full parse and decode (client::DecodeResponse): the same first
 // frame and frame count for every encoding, and the same verdict on a window whose sizes do not
 // add up, from a message in one slice or cut into many.
-#include "tools/response_header.h"
+#include "loadgen/response_header.h"
 
 #include <grpcpp/support/proto_buffer_writer.h>
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "tools/align_table.h"
-#include "tools/args.h"
+#include "cli/args.h"
 
 namespace gmmscore {
 

@@ -18,7 +18,7 @@
 #include "align/align_utterance.h"
 #include "kernels/backend.h"
 #include "tools/align_table.h"
-#include "tools/args.h"
+#include "cli/args.h"
 #include "train/fmllr.h"
 
 namespace gmmscore {

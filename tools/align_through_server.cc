@@ -4,7 +4,7 @@
 #include "proto/wire_codec.h"
 #include "tools/align_command.h"
 #include "tools/commands.h"
-#include "tools/stream_options.h"
+#include "loadgen/stream_options.h"
 
 namespace gmmscore {
 namespace {

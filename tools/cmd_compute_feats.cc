@@ -18,7 +18,7 @@
 #include "formats/matrix_table.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
-#include "tools/invocation.h"
+#include "cli/invocation.h"
 #include "tools/kaldi_log.h"
 #include "util/status_macros.h"
 
@@ -66,7 +66,7 @@ int RunComputeFeats(int argc, char** argv) {
   const std::vector<std::string>& pos = args.positional();
   if (pos.size() != 2) return Usage(args);
 
-  // Defaults, then the config files, then the command line (tools/args.h reads --config).
+  // Defaults, then the config files, then the command line (cli/args.h reads --config).
   FrontEndOptions opts;
   for (const FrontEndOptionInfo& o : FrontEndOptionList()) {
     if (!args.Has(o.name)) continue;

@@ -18,7 +18,6 @@ int RunConvert(int argc, char** argv);
 int RunInfo(int argc, char** argv);
 int RunBench(int argc, char** argv);
 int RunStream(int argc, char** argv);
-int RunBenchStream(int argc, char** argv);
 int RunHealth(int argc, char** argv);
 int RunBoostSilence(int argc, char** argv);
 int RunGmmInfo(int argc, char** argv);

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "tools/invocation.h"
+#include "cli/invocation.h"
 
 namespace gmmscore {
 
@@ -18,7 +18,7 @@ std::string KaldiNumber(T value) {
   return s.str();
 }
 
-// Under a Kaldi tool's name (tools/invocation.h) the lines carry that name, as Kaldi's do.
+// Under a Kaldi tool's name (cli/invocation.h) the lines carry that name, as Kaldi's do.
 inline void KaldiLog(std::FILE* log, const char* level, const std::string& program,
                      const std::string& what) {
   const std::string& kaldi = KaldiToolName();

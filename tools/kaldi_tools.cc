@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "tools/commands.h"
-#include "tools/invocation.h"
+#include "cli/invocation.h"
 
 namespace gmmscore {
 

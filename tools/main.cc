@@ -5,8 +5,9 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+#include "cli/invocation.h"
+#include "loadgen/stream_bench_command.h"
 #include "tools/commands.h"
-#include "tools/invocation.h"
 #include "tools/kaldi_tools.h"
 
 namespace {

@@ -18,7 +18,7 @@
 #include "formats/matrix_table.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
-#include "tools/stream_options.h"
+#include "loadgen/stream_options.h"
 
 namespace gmmscore {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "tools/command_util.h"
 #include "tools/commands.h"
-#include "tools/stream_options.h"
+#include "loadgen/stream_options.h"
 
 namespace gmmscore {
 

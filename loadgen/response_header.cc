@@ -1,4 +1,4 @@
-#include "tools/response_header.h"
+#include "loadgen/response_header.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>

@@ -1,4 +1,4 @@
-#include "tools/async_score_call.h"
+#include "loadgen/async_score_call.h"
 
 #include <algorithm>
 #include <utility>

@@ -12,7 +12,7 @@
 //
 // Run as `gmmscore COMMAND`, a valued option may also be "--name value", options and positional
 // arguments may interleave, and repeatable options (--model A --model B) collect every value.
-// Run under a Kaldi tool's name (tools/invocation.h), the parser is Kaldi's: options come before
+// Run under a Kaldi tool's name (cli/invocation.h), the parser is Kaldi's: options come before
 // the positional arguments (a lone "--" ends them), a valued option needs "=", the last of a
 // repeated option wins, and --print-args defaults to true.
 //

@@ -1,6 +1,6 @@
 // How this process was invoked: as `gmmscore COMMAND`, or under the name of a Kaldi tool that
 // gmmscore implements (a link made by `gmmscore kaldi-links`). Under a Kaldi name the process is
-// that tool: Kaldi's option parser (tools/args.h), its log and error prefixes, its exit statuses.
+// that tool: Kaldi's option parser (cli/args.h), its log and error prefixes, its exit statuses.
 #pragma once
 
 #include <string>

@@ -17,7 +17,7 @@
 #include <mutex>
 #include <vector>
 
-#include "tools/async_score_call.h"
+#include "loadgen/async_score_call.h"
 #include "util/flush_scope.h"
 
 namespace gmmscore {

@@ -1,4 +1,4 @@
-#include "tools/invocation.h"
+#include "cli/invocation.h"
 
 #include <cstdio>
 #include <exception>

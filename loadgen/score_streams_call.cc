@@ -1,4 +1,4 @@
-#include "tools/score_streams_call.h"
+#include "loadgen/score_streams_call.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "tools/stream_options.h"
+#include "loadgen/stream_options.h"
 
 namespace gmmscore {
 

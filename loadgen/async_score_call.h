@@ -49,9 +49,9 @@ class ScoreCallReactor {
 };
 
 // A Score stream as the load generator's stream sees it: a Score call of its own
-// (AsyncScoreCall), or one stream of a ScoreStreams call (tools/score_streams_call.h). Messages go
-// as serialized bytes: the reader may look at a response's header without parsing, or copying,
-// its scores (tools/response_header.h).
+// (AsyncScoreCall), or one stream of a ScoreStreams call (loadgen/score_streams_call.h). Messages
+// go as serialized bytes: the reader may look at a response's header without parsing, or copying,
+// its scores (loadgen/response_header.h).
 class ScoreCall {
  public:
   virtual ~ScoreCall() = default;

@@ -1,4 +1,4 @@
-#include "tools/args.h"
+#include "cli/args.h"
 
 #include <cstdio>
 #include <fstream>
@@ -9,7 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "tools/invocation.h"
+#include "cli/invocation.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {

@@ -9,6 +9,8 @@
 // chunks on schedule, and the streams are spread over several channels, each its own TCP
 // connection. With --streams-per-call N the streams go N to a ScoreStreams call
 // (score_streams_call.h), a pacer handing over every stream due at once in one message.
+#include "loadgen/stream_bench_command.h"
+
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 #include <sys/resource.h>
@@ -32,15 +34,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli/command_line.h"
 #include "client/scorer_client.h"
+#include "loadgen/async_score_call.h"
+#include "loadgen/response_header.h"
+#include "loadgen/score_streams_call.h"
+#include "loadgen/stream_options.h"
 #include "model/random_model.h"
 #include "proto/wire_codec.h"
-#include "tools/async_score_call.h"
-#include "tools/command_util.h"
-#include "tools/commands.h"
-#include "tools/response_header.h"
-#include "tools/score_streams_call.h"
-#include "tools/stream_options.h"
 
 namespace gmmscore {
 namespace {

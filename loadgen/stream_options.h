@@ -2,8 +2,8 @@
 #pragma once
 
 #include "absl/status/statusor.h"
+#include "cli/args.h"
 #include "client/scorer_client.h"
-#include "tools/args.h"
 
 namespace gmmscore {
 
