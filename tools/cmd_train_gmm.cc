@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "formats/kaldi_model.h"
@@ -17,7 +16,7 @@
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
-#include "train/accumulate.h"
+#include "train/device_estep.h"
 #include "train/gmm_init.h"
 #include "train/mix_up.h"
 #include "train/mle_update.h"
@@ -29,72 +28,6 @@ namespace {
 constexpr char kProgram[] = "gmmscore train-gmm";
 
 void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
-
-// The E-step over the kept frames on the GPUs (each its share) or the CPU.
-class EStep {
- public:
-  EStep(const Matrix& frames, std::vector<std::unique_ptr<GmmStatisticsDevice>> devices,
-        int threads)
-      : frames_(frames), devices_(std::move(devices)), threads_(threads) {}
-
-  absl::Status Start() {
-    const int64_t n = frames_.rows, per = (n + int64_t(devices_.size()) - 1) /
-                                          std::max<int64_t>(1, int64_t(devices_.size()));
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      const int64_t first = std::min(n, int64_t(i) * per), count = std::min(n, first + per) - first;
-      shares_.push_back({first, count, true});
-      absl::Status s = devices_[i]->UploadFrames(frames_.row(int32_t(first)), count);
-      if (absl::IsResourceExhausted(s)) {
-        Log(devices_[i]->label() + ": the frames do not fit, streaming them (" +
-            std::string(s.message()) + ")");
-        shares_.back().resident = false;
-      } else if (!s.ok()) {
-        return s;
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Accumulate(const GmmModel& model, GmmStats* stats) {
-    if (devices_.empty()) {
-      return GmmAccumulator(model)
-          .AccumulateFrames(0, frames_.data.data(), frames_.rows, threads_, stats)
-          .status();
-    }
-    std::vector<absl::Status> status(devices_.size());
-    std::vector<GmmStats> partial(devices_.size(), GmmStats::ForModel(model, kGmmAll));
-    std::vector<std::thread> workers;
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      workers.emplace_back([&, i] {
-        GmmStatisticsDevice& device = *devices_[i];
-        const Share& share = shares_[i];
-        status[i] = device.SetModel(model, 0);
-        if (status[i].ok()) {
-          status[i] = share.resident
-                          ? device.AccumulateResident()
-                          : device.AccumulateHost(frames_.row(int32_t(share.first)), share.count);
-        }
-        if (status[i].ok()) status[i] = device.AddTo(&partial[i]);
-      });
-    }
-    for (std::thread& w : workers) w.join();
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      if (!status[i].ok()) return status[i];
-      GMM_RETURN_IF_ERROR(stats->Add(partial[i]));
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  struct Share {
-    int64_t first, count;
-    bool resident;
-  };
-  const Matrix& frames_;
-  std::vector<std::unique_ptr<GmmStatisticsDevice>> devices_;
-  std::vector<Share> shares_;
-  int threads_;
-};
 
 }  // namespace
 
@@ -213,7 +146,7 @@ int RunTrainGmm(int argc, char** argv) {
 
   auto devices = MakeGmmStatisticsDevices(request, *model, 0);
   if (!devices.ok()) return Fail("train-gmm", devices.status());
-  EStep estep(frames, *std::move(devices), request.cpu_threads);
+  DeviceEStep estep(frames, *std::move(devices), request.cpu_threads, Log);
   if (absl::Status s = estep.Start(); !s.ok()) return Fail("train-gmm", s);
 
   const int32_t half = std::max(1, iters / 2);
