@@ -105,37 +105,53 @@ absl::StatusOr<double> GmmAccumulator::AccumulateAlignment(const Matrix& feature
     return absl::InvalidArgumentError(absl::StrCat("the alignment has ", alignment.size(),
                                                    " frames, the features ", features.rows));
   }
-  GMM_RETURN_IF_ERROR(CheckFeatures(features));
   const TransitionModel& hmm = model_.hmm();
   const int32_t num_tids = hmm.NumTransitionIds();
-  // Posteriors of every frame first, so that nothing is added where a frame fails.
-  std::vector<size_t> offset(alignment.size() + 1, 0);
+  std::vector<int32_t> pdfs(alignment.size());
   for (size_t t = 0; t < alignment.size(); ++t) {
     const int32_t tid = alignment[t];
     if (tid < 1 || tid > num_tids) {
       return absl::InvalidArgumentError(absl::StrCat("frame ", t, ": transition-id ", tid,
                                                      " is not in the model (1 to ", num_tids, ")"));
     }
-    offset[t + 1] = offset[t] + size_t(model_.num_gauss_in(hmm.TransitionIdToPdf(tid)));
+    pdfs[t] = hmm.TransitionIdToPdf(tid);
+  }
+  GMM_ASSIGN_OR_RETURN(const double log_like, AccumulatePdfAlignment(features, pdfs, stats));
+  for (const int32_t tid : alignment) stats->transitions[size_t(tid)] += 1.0;
+  return log_like;
+}
+
+absl::StatusOr<double> GmmAccumulator::AccumulatePdfAlignment(const Matrix& features,
+                                                              std::span<const int32_t> pdfs,
+                                                              ModelStats* stats) const {
+  if (pdfs.size() != size_t(features.rows)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the alignment has ", pdfs.size(), " frames, the features ", features.rows));
+  }
+  GMM_RETURN_IF_ERROR(CheckFeatures(features));
+  // Posteriors of every frame first, so that nothing is added where a frame fails.
+  std::vector<size_t> offset(pdfs.size() + 1, 0);
+  for (size_t t = 0; t < pdfs.size(); ++t) {
+    if (pdfs[t] < 0 || pdfs[t] >= model_.num_states()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "frame ", t, ": pdf ", pdfs[t], " is not in the model (", model_.num_states(), " pdfs)"));
+    }
+    offset[t + 1] = offset[t] + size_t(model_.num_gauss_in(pdfs[t]));
   }
   std::vector<double> posteriors(offset.back());
   double log_like = 0.0;
-  for (size_t t = 0; t < alignment.size(); ++t) {
-    const int32_t pdf = hmm.TransitionIdToPdf(alignment[t]);
-    auto ll = PdfPosteriors(pdf, features.row(int32_t(t)), &posteriors[offset[t]]);
+  for (size_t t = 0; t < pdfs.size(); ++t) {
+    auto ll = PdfPosteriors(pdfs[t], features.row(int32_t(t)), &posteriors[offset[t]]);
     if (!ll.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("frame ", t, ": ", ll.status().message()));
     }
     log_like += *ll;
   }
-  for (size_t t = 0; t < alignment.size(); ++t) {
-    const int32_t tid = alignment[t];
-    stats->transitions[size_t(tid)] += 1.0;
-    AddFrame(hmm.TransitionIdToPdf(tid), features.row(int32_t(t)), &posteriors[offset[t]], 1.0,
-             &stats->gmm);
+  for (size_t t = 0; t < pdfs.size(); ++t) {
+    AddFrame(pdfs[t], features.row(int32_t(t)), &posteriors[offset[t]], 1.0, &stats->gmm);
   }
   stats->gmm.total_log_like += log_like;
-  stats->gmm.total_frames += double(alignment.size());
+  stats->gmm.total_frames += double(pdfs.size());
   return log_like;
 }
 

@@ -50,6 +50,11 @@ class GmmAccumulator {
   absl::StatusOr<double> AccumulateAlignment(const Matrix& features,
                                              std::span<const int32_t> alignment,
                                              ModelStats* stats) const;
+  // The same from one pdf per frame (no transitions to count): what adaptation from a decoder's
+  // pdf alignment accumulates. Nothing is added where a frame fails.
+  absl::StatusOr<double> AccumulatePdfAlignment(const Matrix& features,
+                                                std::span<const int32_t> pdfs,
+                                                ModelStats* stats) const;
 
   // Every frame of `frames` (num_frames x dim, row-major) with weight 1 on pdf: the E-step of a
   // single GMM (gmm-global-acc-stats), on `threads` threads (0: all), each with its own

@@ -104,7 +104,6 @@ absl::StatusOr<GmmModel> AdaptedModel(const GmmModel& base, const v1::AdaptModel
   }
   const GmmAccumulator accumulator(base);
   ModelStats stats = ModelStats::ForModel(base, flags);
-  std::vector<double> posteriors;
   for (int i = 0; i < request.utterances_size(); ++i) {
     const v1::AdaptUtterance& u = request.utterances(i);
     Matrix feats = std::move(kept_frames[size_t(i)]);
@@ -127,19 +126,8 @@ absl::StatusOr<GmmModel> AdaptedModel(const GmmModel& base, const v1::AdaptModel
       double weight = 0.0;
       status = accumulator.AccumulatePosteriors(feats, posterior, &stats, &weight).status();
     } else {
-      // Weight 1 on each frame's pdf, its Gaussians by their posteriors.
-      for (int32_t t = 0; t < feats.rows && status.ok(); ++t) {
-        const int32_t pdf = u.pdf_alignment(t);
-        posteriors.resize(size_t(base.num_gauss_in(pdf)));
-        absl::StatusOr<double> like =
-            accumulator.PdfPosteriors(pdf, feats.row(t), posteriors.data());
-        if (!like.ok()) {
-          status =
-              absl::InvalidArgumentError(absl::StrCat("frame ", t, ": ", like.status().message()));
-          break;
-        }
-        GmmAccumulator::AddFrame(pdf, feats.row(t), posteriors.data(), 1.0, &stats.gmm);
-      }
+      const std::vector<int32_t> pdfs(u.pdf_alignment().begin(), u.pdf_alignment().end());
+      status = accumulator.AccumulatePdfAlignment(feats, pdfs, &stats).status();
     }
     if (!status.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(Label(u, i), ": ", status.message()));
