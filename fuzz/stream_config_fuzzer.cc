@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "formats/model_io.h"
 #include "fuzz/fuzz_util.h"
@@ -16,7 +17,6 @@
 #include "server/config.h"
 #include "server/metrics.h"
 #include "server/model_registry.h"
-#include "server/rpc/health.h"
 #include "server/rpc/response_encoder.h"
 #include "server/rpc/stream_config.h"
 #include "server/scheduling/lane_set.h"
@@ -29,7 +29,6 @@ namespace srv = gmmscore::server;
 struct Daemon {
   srv::ServerConfig config;
   srv::Metrics metrics;
-  srv::HealthStatus health;
   std::unique_ptr<srv::LaneSet> lanes;
   std::unique_ptr<srv::ModelRegistry> registry;
 };
@@ -51,8 +50,8 @@ const Daemon& GetDaemon() {
     auto lanes = srv::LaneSet::Create(d->config, &d->metrics);
     Require(lanes.status());
     d->lanes = *std::move(lanes);
-    d->registry =
-        std::make_unique<srv::ModelRegistry>(d->config, d->lanes.get(), &d->metrics, &d->health);
+    d->registry = std::make_unique<srv::ModelRegistry>(d->config, d->lanes.get(), &d->metrics,
+                                                       [](const std::string&, bool) {});
     const std::string mono = GMMSCORE_FUZZ_DATA "/kaldi-mono/final.mdl";
     gmmscore::RandomModelOptions small;
     small.num_states = 4;
