@@ -68,15 +68,9 @@ int RunEst(int argc, char** argv) {
       .Register("transition-min-count", &transitions.min_count,
                 "minimum count required to update transitions from a state")
       .Register("share-for-pdfs", &transitions.share_for_pdfs,
-                "share all transition parameters where the states have the same pdf")
-      .Register("min-gaussian-weight", &mle.min_gaussian_weight,
-                "min Gaussian weight before we remove it")
-      .Register("min-gaussian-occupancy", &mle.min_gaussian_occupancy,
-                "minimum occupancy to update a Gaussian")
-      .Register("min-variance", &mle.min_variance, "variance floor (absolute variance)")
-      .Register("remove-low-count-gaussians", &mle.remove_low_count_gaussians,
-                "if true, remove Gaussians that fall below the floors")
-      .Register("var-floor-relative", &var_floor_relative,
+                "share all transition parameters where the states have the same pdf");
+  RegisterMleOptions(args, &mle);
+  args.Register("var-floor-relative", &var_floor_relative,
                 "also floor variances at this times the global variance of the statistics, per "
                 "dimension (HTK's vFloor; 0: off; not a gmm-est option)")
       .Register("srand", &srand,

@@ -56,15 +56,9 @@ int RunTrainGmm(int argc, char** argv) {
                 "number of feature vectors to keep in memory and train on (randomly chosen from "
                 "the input; 0: all)")
       .Register("srand", &seed, "seed for the random number generator")
-      .Register("num-threads", &request.cpu_threads, "CPU threads for the statistics (0: all)")
-      .Register("min-gaussian-weight", &options.min_gaussian_weight,
-                "min Gaussian weight before we remove it")
-      .Register("min-gaussian-occupancy", &options.min_gaussian_occupancy,
-                "minimum occupancy to update a Gaussian")
-      .Register("min-variance", &options.min_variance, "variance floor (absolute variance)")
-      .Register("remove-low-count-gaussians", &options.remove_low_count_gaussians,
-                "if true, remove Gaussians that fall below the floors")
-      .Register("init", &init,
+      .Register("num-threads", &request.cpu_threads, "CPU threads for the statistics (0: all)");
+  RegisterMleOptions(args, &options);
+  args.Register("init", &init,
                 "start from this single-GMM model (a Kaldi DiagGmm, or any model file of one "
                 "state) instead of from frames")
       .Register("init-method", &method, "random (frames as means, as Kaldi) or kmeans++")

@@ -7,6 +7,16 @@
 
 namespace gmmscore {
 
+void RegisterMleOptions(Args& args, MleOptions* options) {
+  args.Register("min-gaussian-weight", &options->min_gaussian_weight,
+                "min Gaussian weight before we remove it")
+      .Register("min-gaussian-occupancy", &options->min_gaussian_occupancy,
+                "minimum occupancy to update a Gaussian")
+      .Register("min-variance", &options->min_variance, "variance floor (absolute variance)")
+      .Register("remove-low-count-gaussians", &options->remove_low_count_gaussians,
+                "if true, remove Gaussians that fall below the floors");
+}
+
 void AddFusionOptions(Args& args, FusionOptions* options) {
   args.Register("fusion", &options->rule, "with several models: max, log-linear, log-add or select")
       .Register("weights", &options->weights, "fusion weights, one per model (default equal)")

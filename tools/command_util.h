@@ -1,4 +1,4 @@
-// What the subcommands share beyond cli/command_line.h: the fusion options.
+// What the subcommands share beyond cli/command_line.h: the GMM update and fusion options.
 #pragma once
 
 #include <memory>
@@ -9,8 +9,13 @@
 #include "cli/args.h"
 #include "cli/command_line.h"
 #include "model/fusion.h"
+#include "train/mle_update.h"
 
 namespace gmmscore {
+
+// gmm-est's GMM update options (--min-gaussian-weight, --min-gaussian-occupancy, --min-variance,
+// --remove-low-count-gaussians), bound to *options, as Kaldi's MleDiagGmmOptions registers them.
+void RegisterMleOptions(Args& args, MleOptions* options);
 
 // What --fusion, --weights and --select-window set.
 struct FusionOptions {
