@@ -13,30 +13,29 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/proto_buffer_reader.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <queue>
 #include <random>
+#include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "cli/command_line.h"
 #include "client/scorer_client.h"
 #include "loadgen/async_score_call.h"
+#include "loadgen/bench_processes.h"
+#include "loadgen/bench_result.h"
+#include "loadgen/cpu_time.h"
 #include "loadgen/response_header.h"
 #include "loadgen/score_streams_call.h"
 #include "loadgen/stream_options.h"
@@ -47,7 +46,7 @@ namespace gmmscore {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr double kFramesPerSecond = 100.0;
+constexpr double kFramesPerSecond = kBenchFramesPerSecond;
 
 struct BenchOptions {
   v1::StreamConfig config;
@@ -343,117 +342,6 @@ void Pace(const std::vector<BenchStream*>& streams) {
   }
 }
 
-// CPU seconds (user + system) a process has used, from /proc/PID/stat; -1 if unreadable.
-double ProcessCpuSeconds(const std::string& pid) {
-  std::FILE* f = std::fopen(("/proc/" + pid + "/stat").c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[4096];
-  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  buf[n] = '\0';
-  // Fields after the command name (which may hold spaces) start after its closing parenthesis;
-  // utime and stime are fields 14 and 15, the 12th and 13th after it.
-  const char* p = std::strrchr(buf, ')');
-  if (p == nullptr) return -1;
-  std::vector<std::string> fields = absl::StrSplit(p + 2, ' ');
-  if (fields.size() < 13) return -1;
-  double utime = 0, stime = 0;
-  if (!absl::SimpleAtod(fields[11], &utime) || !absl::SimpleAtod(fields[12], &stime)) return -1;
-  return (utime + stime) / double(sysconf(_SC_CLK_TCK));
-}
-
-double SelfCpuSeconds() {
-  rusage r{};
-  getrusage(RUSAGE_SELF, &r);
-  return double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
-         1e-6 * double(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
-}
-
-double Percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0.0;
-  const size_t i = std::min(sorted.size() - 1, size_t(p / 100.0 * double(sorted.size())));
-  return sorted[i];
-}
-
-// What a run of streams measured; the runs of several processes add up.
-struct BenchResult {
-  int32_t ok = 0;
-  int32_t kept_up = 0;
-  int64_t frames = 0;
-  double wall_s = 0;  // the longest run's
-  double cpu_s = 0;   // the load generator's own
-  std::vector<double> latencies;
-  std::vector<double> lags;    // per stream, its worst
-  std::vector<double> writes;  // per chunk after the warm-up: handed to gRPC -> written
-  std::string first_error;     // empty: none
-
-  void Add(BenchResult&& other) {
-    ok += other.ok;
-    kept_up += other.kept_up;
-    frames += other.frames;
-    wall_s = std::max(wall_s, other.wall_s);
-    cpu_s += other.cpu_s;
-    latencies.insert(latencies.end(), other.latencies.begin(), other.latencies.end());
-    lags.insert(lags.end(), other.lags.begin(), other.lags.end());
-    writes.insert(writes.end(), other.writes.begin(), other.writes.end());
-    if (first_error.empty()) first_error = std::move(other.first_error);
-  }
-};
-
-// A child process's result through a pipe to its parent (same machine: native byte order).
-bool WriteAll(int fd, const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= size_t(w);
-  }
-  return true;
-}
-bool ReadAll(int fd, void* data, size_t n) {
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    const ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= size_t(r);
-  }
-  return true;
-}
-template <typename T>
-bool WriteVector(int fd, const std::vector<T>& v) {
-  const uint64_t n = v.size();
-  return WriteAll(fd, &n, sizeof n) && WriteAll(fd, v.data(), n * sizeof(T));
-}
-template <typename T>
-bool ReadVector(int fd, std::vector<T>* v) {
-  uint64_t n = 0;
-  if (!ReadAll(fd, &n, sizeof n) || n > (uint64_t(1) << 32)) return false;
-  v->resize(size_t(n));
-  return ReadAll(fd, v->data(), size_t(n) * sizeof(T));
-}
-bool WriteResult(int fd, const BenchResult& r) {
-  const std::vector<char> error(r.first_error.begin(), r.first_error.end());
-  return WriteAll(fd, &r.ok, sizeof r.ok) && WriteAll(fd, &r.kept_up, sizeof r.kept_up) &&
-         WriteAll(fd, &r.frames, sizeof r.frames) && WriteAll(fd, &r.wall_s, sizeof r.wall_s) &&
-         WriteAll(fd, &r.cpu_s, sizeof r.cpu_s) && WriteVector(fd, r.latencies) &&
-         WriteVector(fd, r.lags) && WriteVector(fd, r.writes) && WriteVector(fd, error);
-}
-bool ReadResult(int fd, BenchResult* r) {
-  std::vector<char> error;
-  if (!(ReadAll(fd, &r->ok, sizeof r->ok) && ReadAll(fd, &r->kept_up, sizeof r->kept_up) &&
-        ReadAll(fd, &r->frames, sizeof r->frames) && ReadAll(fd, &r->wall_s, sizeof r->wall_s) &&
-        ReadAll(fd, &r->cpu_s, sizeof r->cpu_s) && ReadVector(fd, &r->latencies) &&
-        ReadVector(fd, &r->lags) && ReadVector(fd, &r->writes) && ReadVector(fd, &error))) {
-    return false;
-  }
-  r->first_error.assign(error.begin(), error.end());
-  return true;
-}
-
 absl::StatusOr<v1::StreamConfig::Encoding> ParseEncoding(const std::string& name) {
   if (name == "float32") return v1::StreamConfig::FLOAT32;
   if (name == "float16") return v1::StreamConfig::FLOAT16;
@@ -463,290 +351,229 @@ absl::StatusOr<v1::StreamConfig::Encoding> ParseEncoding(const std::string& name
       "--encoding '", name, "': expected float32, float16, relative16 or beam-sparse"));
 }
 
-// Prints what the streams measured; daemon_cpu_s < 0: the daemon was not watched.
-int Report(BenchResult r, int32_t streams, int32_t processes, double warmup_s, double max_lag_ms,
-           double daemon_cpu_s) {
-  std::sort(r.latencies.begin(), r.latencies.end());
-  std::sort(r.lags.begin(), r.lags.end());
-  std::sort(r.writes.begin(), r.writes.end());
-  const double wall = r.wall_s > 0 ? r.wall_s : 1e-9;
-  std::printf("streams: %d of %d finished OK, %d kept real time (sender never > %.0f ms late)\n",
-              r.ok, streams, r.kept_up, max_lag_ms);
-  std::printf("frames:  %lld scored in %.1f s, %.0f frames/s (%.1fx real time)\n",
-              static_cast<long long>(r.frames), wall, double(r.frames) / wall,
-              double(r.frames) / wall / kFramesPerSecond);
-  std::printf(
-      "window latency (last frame sent -> scores received), %zu windows after %.0f s: "
-      "p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-      r.latencies.size(), warmup_s, 1e3 * Percentile(r.latencies, 50),
-      1e3 * Percentile(r.latencies, 95), 1e3 * Percentile(r.latencies, 99),
-      r.latencies.empty() ? 0.0 : 1e3 * r.latencies.back());
-  // Who was the limit: a load generator near its cores' worth of CPU, or senders late while the
-  // server idles, means the measurement, not the server, stopped first.
-  std::printf(
-      "load generator: %.2f CPU cores (%.1f s CPU over %.1f s, %d process%s); senders' worst "
-      "lateness per stream: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-      r.cpu_s / wall, r.cpu_s, wall, processes, processes > 1 ? "es" : "",
-      1e3 * Percentile(r.lags, 50), 1e3 * Percentile(r.lags, 99),
-      r.lags.empty() ? 0.0 : 1e3 * r.lags.back());
-  // A chunk's write completes once gRPC has sent it: slow writes with an idle server point at
-  // the transport between the two processes, not at scoring.
-  std::printf(
-      "client writes (chunk handed to gRPC -> write done), %zu chunks after %.0f s: p50 "
-      "%.2f ms, p99 %.2f ms, max %.1f ms\n",
-      r.writes.size(), warmup_s, 1e3 * Percentile(r.writes, 50), 1e3 * Percentile(r.writes, 99),
-      r.writes.empty() ? 0.0 : 1e3 * r.writes.back());
-  if (daemon_cpu_s >= 0) {
-    const double stream_seconds = double(r.frames) / kFramesPerSecond;
-    std::printf("server: %.2f CPU cores, %.3f ms of CPU per stream-second\n", daemon_cpu_s / wall,
-                stream_seconds > 0 ? 1e3 * daemon_cpu_s / stream_seconds : 0.0);
-  }
-  if (!r.first_error.empty()) {
-    std::fprintf(stderr, "gmmscore bench-stream: %s\n", r.first_error.c_str());
-    return 1;
-  }
-  return 0;
-}
-
-}  // namespace
-
-int RunBenchStream(int argc, char** argv) {
-  Args args("bench-stream", "--server HOST:PORT --model NAME [--streams N] [options]");
+// bench-stream's options, each bound to the field that holds its default.
+struct StreamBenchSettings {
   std::string model, encoding_name = "float32", front_end, daemon_pid;
   int32_t streams = 64, window = 10, max_states = 500, connections = 0, per_call = 1, pacers = 4,
           cq_threads = 0, processes = 1;
   float beam = 10.0f;
   double seconds = 20.0, max_lag_ms = 100.0;
   BenchOptions o;  // --chunk-frames, --decode-scores and --warmup-seconds are its fields
+};
+
+void RegisterStreamBenchOptions(Args& args, StreamBenchSettings* s) {
   AddChannelOptions(args);
-  args.Register("model", &model, "model name on the server")
-      .Register("streams", &streams, "concurrent streams")
-      .Register("chunk-frames", &o.chunk_frames,
+  args.Register("model", &s->model, "model name on the server")
+      .Register("streams", &s->streams, "concurrent streams")
+      .Register("chunk-frames", &s->o.chunk_frames,
                 "frames per message; one every C x 10 ms per stream")
-      .Register("window", &window, "frames per response window")
-      .Register("encoding", &encoding_name, "scores as float32, float16, relative16 or beam-sparse")
-      .Register("beam", &beam, "beam-sparse: natural-log beam")
-      .Register("max-states", &max_states, "beam-sparse: at most N states a frame (0: no limit)")
-      .Register("front-end", &front_end,
+      .Register("window", &s->window, "frames per response window")
+      .Register("encoding", &s->encoding_name,
+                "scores as float32, float16, relative16 or beam-sparse")
+      .Register("beam", &s->beam, "beam-sparse: natural-log beam")
+      .Register("max-states", &s->max_states, "beam-sparse: at most N states a frame (0: no limit)")
+      .Register("front-end", &s->front_end,
                 "send 16-bit audio (16 kHz, random speech-like) through this server front end "
                 "instead of features")
-      .Register("decode-scores", &o.decode_scores,
+      .Register("decode-scores", &s->o.decode_scores,
                 "decode every window's scores to float32 as a decoder would (default: check each "
                 "window's header and sizes only, so the load generator's CPU drives streams)")
-      .Register("daemon-pid", &daemon_pid,
+      .Register("daemon-pid", &s->daemon_pid,
                 "the server's process on this machine: report its CPU per stream-second (/proc)")
-      .Register("seconds", &seconds, "audio seconds per stream")
-      .Register("warmup-seconds", &o.warmup_s, "windows in the first S seconds are not measured")
-      .Register("max-lag-ms", &max_lag_ms,
+      .Register("seconds", &s->seconds, "audio seconds per stream")
+      .Register("warmup-seconds", &s->o.warmup_s, "windows in the first S seconds are not measured")
+      .Register("max-lag-ms", &s->max_lag_ms,
                 "a stream keeps real time if no chunk of it was handed to gRPC later than this "
                 "after its due time")
-      .Register("connections", &connections,
+      .Register("connections", &s->connections,
                 "TCP connections the streams are spread over (0: one per 100)")
-      .Register("streams-per-call", &per_call,
+      .Register("streams-per-call", &s->per_call,
                 "1: every stream a Score call of its own; N > 1: ScoreStreams calls of N streams "
                 "each, their messages carrying several streams' chunks and windows")
-      .Register("pacer-threads", &pacers, "threads that send the streams' chunks on schedule")
-      .Register("cq-threads", &cq_threads,
+      .Register("pacer-threads", &s->pacers, "threads that send the streams' chunks on schedule")
+      .Register("cq-threads", &s->cq_threads,
                 "threads per process, each with a gRPC completion queue, that read the streams' "
                 "scores (0: the hardware threads shared out over the processes)")
-      .Register("processes", &processes,
+      .Register("processes", &s->processes,
                 "processes the streams are split over, each with its own gRPC threads, "
                 "connections and pacers (so the load generator is not the limit); the report adds "
                 "them up");
+}
+
+// 20 s of tones and noise, on the 16-bit scale: the audio streams' chunks are cut from it.
+std::vector<int16_t> SpeechLikeAudio(size_t min_samples) {
+  std::mt19937 noise_rng(3);
+  std::normal_distribution<double> noise(0.0, 300.0);
+  std::vector<int16_t> audio(std::max<size_t>(320000, min_samples));
+  for (size_t i = 0; i < audio.size(); ++i) {
+    const double t = double(i) / 16000.0;
+    const double v = 3000.0 * std::sin(2 * M_PI * (150 + 30 * std::sin(t)) * t) + noise(noise_rng);
+    audio[i] = int16_t(std::clamp(std::lround(v), -32768L, 32767L));
+  }
+  return audio;
+}
+
+// Runs this process's share of the streams against the server and measures them.
+absl::StatusOr<BenchResult> RunShare(StreamBenchSettings s, v1::StreamConfig::Encoding encoding,
+                                     const Args& args, const BenchShare& share) {
+  BenchOptions& o = s.o;
+  const int32_t num_connections =
+      s.connections > 0 ? std::max(1, s.connections / s.processes) : (share.num_streams + 99) / 100;
+  // Each connection a channel with a subchannel pool of its own, hence its own TCP connection.
+  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
+  std::shared_ptr<grpc::Channel> first_channel;
+  for (int32_t i = 0; i < num_connections; ++i) {
+    auto channel = ChannelFromArgs(args, /*own_connection=*/num_connections > 1);
+    if (!channel.ok()) return channel.status();
+    if (i == 0) first_channel = *channel;
+    stubs.push_back(std::make_unique<grpc::GenericStub>(*channel));
+  }
+  auto info = client::AdminClient(first_channel).Get(s.model);
+  if (!info.ok()) return info.status();
+
+  o.config.add_models(s.model);
+  o.config.set_dim(info->dim());
+  o.config.set_window_frames(s.window);
+  o.config.set_encoding(encoding);
+  if (encoding == v1::StreamConfig::BEAM_SPARSE) {
+    o.config.set_beam(s.beam);
+    o.config.set_max_states(s.max_states);
+  }
+  o.frames_per_stream = int64_t(s.seconds * kFramesPerSecond);
+  const Matrix pool =
+      RandomFeatures(std::max(1000, 2 * o.chunk_frames), info->dim(), 0.0f, 3.0f, 1);
+  o.pool = &pool;
+  std::vector<int16_t> audio;
+  if (!s.front_end.empty()) {
+    audio = SpeechLikeAudio(size_t(4 * o.chunk_frames * o.samples_per_frame));
+    o.audio_pool = &audio;
+    o.config.mutable_audio()->set_front_end(s.front_end);
+    o.config.mutable_audio()->set_sample_rate_hz(16000);
+  }
+
+  if (share.first_stream == 0) {
+    std::fprintf(
+        stderr,
+        "gmmscore bench-stream: %d streams x %.0f s at %.0f frames/s, chunks of %d frames, "
+        "window %d, %s (%s), model %s (%d states x %lld Gaussians x %d dims) on %s over %d "
+        "connection%s\n",
+        s.streams, s.seconds, kFramesPerSecond, o.chunk_frames, s.window, s.encoding_name.c_str(),
+        o.decode_scores ? "every score decoded" : "headers and sizes checked", info->name().c_str(),
+        info->num_states(), static_cast<long long>(info->num_gaussians()), info->dim(),
+        args.Get("server").c_str(), num_connections, num_connections > 1 ? "s" : "");
+    if (s.processes > 1) {
+      std::fprintf(stderr, "  (in %d processes of about %d streams)\n", s.processes,
+                   share.num_streams);
+    }
+  }
+  ClientQueues queues(
+      s.cq_threads > 0 ? s.cq_threads
+                       : std::max(1, int32_t(std::thread::hardware_concurrency()) / s.processes));
+  // --streams-per-call > 1: stream i on call i / N, call c over connection c; a pacer sends
+  // for whole calls, so that what is due together leaves in one message.
+  std::vector<std::shared_ptr<ScoreStreamsCall>> calls;
+  if (s.per_call > 1) {
+    for (int32_t c = 0; c < (share.num_streams + s.per_call - 1) / s.per_call; ++c) {
+      calls.push_back(std::make_shared<ScoreStreamsCall>(stubs[size_t(c % num_connections)].get(),
+                                                         queues.queue(size_t(c))));
+      calls.back()->Start();
+    }
+  }
+  std::vector<std::unique_ptr<BenchStream>> bench(static_cast<size_t>(share.num_streams));
+  std::vector<std::vector<BenchStream*>> paced(static_cast<size_t>(s.pacers));
+  for (int i = 0; i < share.num_streams; ++i) {
+    o.config.set_stream_id(absl::StrCat("bench-", share.first_stream + i));
+    size_t pacer = size_t(i % s.pacers);
+    if (calls.empty()) {
+      bench[size_t(i)] = std::make_unique<BenchStream>(stubs[size_t(i % num_connections)].get(),
+                                                       queues.queue(size_t(i)), o);
+    } else {
+      bench[size_t(i)] = std::make_unique<BenchStream>(calls[size_t(i / s.per_call)].get(), o);
+      pacer = size_t(i / s.per_call % s.pacers);
+    }
+    bench[size_t(i)]->Open();
+    paced[pacer].push_back(bench[size_t(i)].get());
+  }
+  for (const auto& stream : bench) stream->WaitUntilOpen();
+  // Streams start spread over one chunk period, as independent real-time sources would.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> phase(0.0, o.chunk_frames / kFramesPerSecond);
+  const double self_cpu0 = SelfCpuSeconds();
+  o.start = Clock::now();
+  for (const auto& stream : bench) {
+    stream->Schedule(
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(phase(rng))));
+  }
+  std::vector<std::thread> pacer_threads;
+  for (const std::vector<BenchStream*>& group : paced) pacer_threads.emplace_back(Pace, group);
+  for (std::thread& t : pacer_threads) t.join();
+  for (const auto& stream : bench) stream->WaitUntilDone();
+  BenchResult result;
+  result.wall_s = std::chrono::duration<double>(Clock::now() - o.start).count();
+  for (const auto& call : calls) {
+    if (const grpc::Status status = call->Close(); !status.ok() && result.first_error.empty())
+      result.first_error = absl::StrCat("a ScoreStreams call ended ", status.error_message());
+  }
+  result.cpu_s = SelfCpuSeconds() - self_cpu0;
+  for (const auto& stream : bench) {
+    result.frames += stream->frames_scored();
+    result.lags.push_back(stream->worst_lag_s());
+    result.latencies.insert(result.latencies.end(), stream->latencies_s().begin(),
+                            stream->latencies_s().end());
+    result.writes.insert(result.writes.end(), stream->write_times_s().begin(),
+                         stream->write_times_s().end());
+    if (!stream->error().ok()) {
+      if (result.first_error.empty()) result.first_error = std::string(stream->error().message());
+      continue;
+    }
+    ++result.ok;
+    if (stream->worst_lag_s() * 1000.0 <= s.max_lag_ms) ++result.kept_up;
+  }
+  return result;
+}
+
+}  // namespace
+
+int RunBenchStream(int argc, char** argv) {
+  Args args("bench-stream", "--server HOST:PORT --model NAME [--streams N] [options]");
+  StreamBenchSettings s;
+  RegisterStreamBenchOptions(args, &s);
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
-  if (model.empty()) return Fail("bench-stream", absl::InvalidArgumentError("--model is required"));
-  auto encoding = ParseEncoding(encoding_name);
+  if (s.model.empty()) {
+    return Fail("bench-stream", absl::InvalidArgumentError("--model is required"));
+  }
+  auto encoding = ParseEncoding(s.encoding_name);
   if (!encoding.ok()) return Fail("bench-stream", encoding.status());
-  if (streams < 1 || o.chunk_frames < 1 || window < 1 || seconds <= 0 || connections < 0 ||
-      pacers < 1 || processes < 1 || processes > streams || cq_threads < 0 || per_call < 1) {
+  if (s.streams < 1 || s.o.chunk_frames < 1 || s.window < 1 || s.seconds <= 0 ||
+      s.connections < 0 || s.pacers < 1 || s.processes < 1 || s.processes > s.streams ||
+      s.cq_threads < 0 || s.per_call < 1) {
     return Fail("bench-stream", absl::InvalidArgumentError(
                                     "--streams, --chunk-frames, --window, --seconds, "
                                     "--pacer-threads, --processes and --streams-per-call must be "
                                     "> 0 (at most one process a stream), --connections and "
                                     "--cq-threads >= 0"));
   }
-  const double daemon_cpu0 = daemon_pid.empty() ? -1 : ProcessCpuSeconds(daemon_pid);
-  // This process's share of the streams: all of them, or, with several processes, the children's
-  // (forked before any gRPC object exists, each running the share as a process of one would and
-  // sending its result back through a pipe).
-  int32_t first_stream = 0, my_streams = streams;
-  int result_fd = -1;
-  std::vector<std::pair<pid_t, int>> children;  // pid, read end
-  for (int32_t i = 0; i < processes && processes > 1; ++i) {
-    int fds[2];
-    if (pipe(fds) != 0) return Fail("bench-stream", absl::InternalError("pipe failed"));
-    const int32_t begin = int32_t(int64_t(streams) * i / processes);
-    const int32_t end = int32_t(int64_t(streams) * (i + 1) / processes);
-    std::fflush(nullptr);
-    const pid_t child = fork();
-    if (child < 0) return Fail("bench-stream", absl::InternalError("fork failed"));
-    if (child == 0) {
-      close(fds[0]);
-      for (const auto& [pid, fd] : children) close(fd);
-      children.clear();
-      first_stream = begin;
-      my_streams = end - begin;
-      result_fd = fds[1];
-      break;
-    }
-    close(fds[1]);
-    children.emplace_back(child, fds[0]);
+  const double daemon_cpu0 = s.daemon_pid.empty() ? -1 : ProcessCpuSeconds(s.daemon_pid);
+  BenchReportContext context{.streams = s.streams,
+                             .processes = s.processes,
+                             .warmup_s = s.o.warmup_s,
+                             .max_lag_ms = s.max_lag_ms};
+  const auto daemon_cpu = [&] {
+    return daemon_cpu0 < 0 ? -1 : ProcessCpuSeconds(s.daemon_pid) - daemon_cpu0;
+  };
+  auto shared = ShareOutStreams(s.streams, s.processes);
+  if (!shared.ok()) return Fail("bench-stream", shared.status());
+  if (BenchResult* total = std::get_if<BenchResult>(&*shared)) {  // the children's parent
+    context.daemon_cpu_s = daemon_cpu();
+    return PrintBenchReport(std::move(*total), context);
   }
-  if (!children.empty()) {
-    BenchResult total;
-    bool all_reported = true;
-    for (const auto& [pid, fd] : children) {
-      BenchResult one;
-      all_reported = ReadResult(fd, &one) && all_reported;
-      close(fd);
-      total.Add(std::move(one));
-    }
-    int failed = 0;
-    for (const auto& [pid, fd] : children) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
-    }
-    rusage r{};
-    getrusage(RUSAGE_CHILDREN, &r);
-    total.cpu_s = double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
-                  1e-6 * double(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
-    const double daemon_cpu = daemon_cpu0 < 0 ? -1 : ProcessCpuSeconds(daemon_pid) - daemon_cpu0;
-    if (!all_reported && total.first_error.empty()) {
-      total.first_error = absl::StrCat(failed, " of ", processes,
-                                       " load generator processes failed without a result");
-    }
-    return Report(std::move(total), streams, processes, o.warmup_s, max_lag_ms, daemon_cpu);
-  }
-  const int32_t num_connections =
-      connections > 0 ? std::max(1, connections / processes) : (my_streams + 99) / 100;
-  // Each connection a channel with a subchannel pool of its own, hence its own TCP connection.
-  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
-  std::shared_ptr<grpc::Channel> first_channel;
-  for (int32_t i = 0; i < num_connections; ++i) {
-    auto channel = ChannelFromArgs(args, /*own_connection=*/num_connections > 1);
-    if (!channel.ok()) return Fail("bench-stream", channel.status());
-    if (i == 0) first_channel = *channel;
-    stubs.push_back(std::make_unique<grpc::GenericStub>(*channel));
-  }
-  auto info = client::AdminClient(first_channel).Get(model);
-  if (!info.ok()) return Fail("bench-stream", info.status());
-
-  o.config.add_models(model);
-  o.config.set_dim(info->dim());
-  o.config.set_window_frames(window);
-  o.config.set_encoding(*encoding);
-  if (*encoding == v1::StreamConfig::BEAM_SPARSE) {
-    o.config.set_beam(beam);
-    o.config.set_max_states(max_states);
-  }
-  o.frames_per_stream = int64_t(seconds * kFramesPerSecond);
-  const Matrix pool =
-      RandomFeatures(std::max(1000, 2 * o.chunk_frames), info->dim(), 0.0f, 3.0f, 1);
-  o.pool = &pool;
-  std::vector<int16_t> audio;
-  if (!front_end.empty()) {
-    // 20 s of tones and noise, on the 16-bit scale.
-    std::mt19937 noise_rng(3);
-    std::normal_distribution<double> noise(0.0, 300.0);
-    audio.resize(std::max<size_t>(320000, size_t(4 * o.chunk_frames * o.samples_per_frame)));
-    for (size_t i = 0; i < audio.size(); ++i) {
-      const double t = double(i) / 16000.0;
-      const double v =
-          3000.0 * std::sin(2 * M_PI * (150 + 30 * std::sin(t)) * t) + noise(noise_rng);
-      audio[i] = int16_t(std::clamp(std::lround(v), -32768L, 32767L));
-    }
-    o.audio_pool = &audio;
-    o.config.mutable_audio()->set_front_end(front_end);
-    o.config.mutable_audio()->set_sample_rate_hz(16000);
-  }
-
-  if (first_stream == 0) {
-    std::fprintf(
-        stderr,
-        "gmmscore bench-stream: %d streams x %.0f s at %.0f frames/s, chunks of %d frames, "
-        "window %d, %s (%s), model %s (%d states x %lld Gaussians x %d dims) on %s over %d "
-        "connection%s\n",
-        streams, seconds, kFramesPerSecond, o.chunk_frames, window, encoding_name.c_str(),
-        o.decode_scores ? "every score decoded" : "headers and sizes checked", info->name().c_str(),
-        info->num_states(), static_cast<long long>(info->num_gaussians()), info->dim(),
-        args.Get("server").c_str(), num_connections, num_connections > 1 ? "s" : "");
-    if (processes > 1)
-      std::fprintf(stderr, "  (in %d processes of about %d streams)\n", processes, my_streams);
-  }
-  ClientQueues queues(cq_threads > 0
-                          ? cq_threads
-                          : std::max(1, int32_t(std::thread::hardware_concurrency()) / processes));
-  // --streams-per-call > 1: stream i on call i / N, call c over connection c; a pacer sends
-  // for whole calls, so that what is due together leaves in one message.
-  std::vector<std::shared_ptr<ScoreStreamsCall>> calls;
-  if (per_call > 1) {
-    for (int32_t c = 0; c < (my_streams + per_call - 1) / per_call; ++c) {
-      calls.push_back(std::make_shared<ScoreStreamsCall>(stubs[size_t(c % num_connections)].get(),
-                                                         queues.queue(size_t(c))));
-      calls.back()->Start();
-    }
-  }
-  std::vector<std::unique_ptr<BenchStream>> bench(static_cast<size_t>(my_streams));
-  std::vector<std::vector<BenchStream*>> paced(static_cast<size_t>(pacers));
-  for (int i = 0; i < my_streams; ++i) {
-    o.config.set_stream_id(absl::StrCat("bench-", first_stream + i));
-    size_t pacer = size_t(i % pacers);
-    if (calls.empty()) {
-      bench[size_t(i)] = std::make_unique<BenchStream>(stubs[size_t(i % num_connections)].get(),
-                                                       queues.queue(size_t(i)), o);
-    } else {
-      bench[size_t(i)] = std::make_unique<BenchStream>(calls[size_t(i / per_call)].get(), o);
-      pacer = size_t(i / per_call % pacers);
-    }
-    bench[size_t(i)]->Open();
-    paced[pacer].push_back(bench[size_t(i)].get());
-  }
-  for (const auto& s : bench) s->WaitUntilOpen();
-  // Streams start spread over one chunk period, as independent real-time sources would.
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> phase(0.0, o.chunk_frames / kFramesPerSecond);
-  const double self_cpu0 = SelfCpuSeconds();
-  o.start = Clock::now();
-  for (const auto& s : bench) {
-    s->Schedule(
-        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(phase(rng))));
-  }
-  std::vector<std::thread> pacer_threads;
-  for (const std::vector<BenchStream*>& group : paced) pacer_threads.emplace_back(Pace, group);
-  for (std::thread& t : pacer_threads) t.join();
-  for (const auto& s : bench) s->WaitUntilDone();
-  const double wall_s = std::chrono::duration<double>(Clock::now() - o.start).count();
-  std::string call_error;
-  for (const auto& call : calls) {
-    if (const grpc::Status status = call->Close(); !status.ok() && call_error.empty())
-      call_error = absl::StrCat("a ScoreStreams call ended ", status.error_message());
-  }
-  BenchResult result;
-  result.wall_s = wall_s;
-  result.first_error = call_error;
-  result.cpu_s = SelfCpuSeconds() - self_cpu0;
-  for (const auto& s : bench) {
-    result.frames += s->frames_scored();
-    result.lags.push_back(s->worst_lag_s());
-    result.latencies.insert(result.latencies.end(), s->latencies_s().begin(),
-                            s->latencies_s().end());
-    result.writes.insert(result.writes.end(), s->write_times_s().begin(), s->write_times_s().end());
-    if (!s->error().ok()) {
-      if (result.first_error.empty()) result.first_error = std::string(s->error().message());
-      continue;
-    }
-    ++result.ok;
-    if (s->worst_lag_s() * 1000.0 <= max_lag_ms) ++result.kept_up;
-  }
-  if (result_fd >= 0) {  // a child: the parent reports
-    const bool sent = WriteResult(result_fd, result);
-    close(result_fd);
-    std::fflush(nullptr);
-    _exit(sent ? 0 : 1);  // no static destructors under gRPC's threads
-  }
-  const double daemon_cpu = daemon_cpu0 < 0 ? -1 : ProcessCpuSeconds(daemon_pid) - daemon_cpu0;
-  return Report(std::move(result), streams, 1, o.warmup_s, max_lag_ms, daemon_cpu);
+  const BenchShare& share = std::get<BenchShare>(*shared);
+  auto result = RunShare(s, *encoding, args, share);
+  if (!result.ok()) return Fail("bench-stream", result.status());
+  if (share.result_fd >= 0) EndShare(share, *result);  // a child: the parent reports
+  context.processes = 1;
+  context.daemon_cpu_s = daemon_cpu();
+  return PrintBenchReport(*std::move(result), context);
 }
 
 }  // namespace gmmscore

@@ -15,6 +15,7 @@
 #include "tools/align_command.h"
 #include "tools/align_fmllr.h"
 #include "tools/align_table.h"
+#include "tools/align_table_files.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
 
@@ -22,6 +23,23 @@ namespace gmmscore {
 namespace {
 
 constexpr char kProgram[] = "gmmscore align";
+
+// The options that need the model here, refused with --server.
+absl::Status CheckLocalOnly(bool remote, bool fmllr, const AlignTableFiles::Specifiers& files) {
+  if (!remote) return absl::OkStatus();
+  if (fmllr) return absl::InvalidArgumentError("--fmllr needs the models here: not with --server");
+  for (const auto& [local_only, value] :
+       {std::pair<const char*, const std::string*>{"write-per-frame-acoustic-loglikes",
+                                                   &files.frame_loglikes},
+        {"posteriors", &files.posteriors},
+        {"ctm", &files.ctm}}) {
+    if (!value->empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", local_only, " needs the model here: not with --server"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -37,7 +55,7 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
                    "e.g.: gmmscore align --beam=10 --retry-beam=40 final.mdl ark:graphs.fsts "
                    "ark:feats.ark ark:1.ali"));
   AlignOptions options;
-  std::string per_frame_wspecifier, posteriors_wspecifier, ctm_wxfilename;
+  AlignTableFiles::Specifiers files;
   // Scored on the CPU unless --backend says otherwise (BackendRequest's own default is auto, the
   // daemon's).
   BackendRequest request{.backend = "cpu", .program = kProgram};
@@ -54,12 +72,12 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
                 "scale of self-loop versus non-self-loop log probabilities")
       .Register("acoustic-scale", &options.acoustic_scale,
                 "scaling factor for acoustic likelihoods")
-      .Register("write-per-frame-acoustic-loglikes", &per_frame_wspecifier,
+      .Register("write-per-frame-acoustic-loglikes", &files.frame_loglikes,
                 "table of vectors: each utterance's acoustic log-likelihood per frame")
-      .Register("posteriors", &posteriors_wspecifier,
+      .Register("posteriors", &files.posteriors,
                 "also write each utterance's forward-backward posteriors over transition-ids "
                 "(Kaldi's Posterior table, as gmm-acc-stats reads)")
-      .Register("ctm", &ctm_wxfilename,
+      .Register("ctm", &files.ctm,
                 "also write phone segments, as ali-to-phones --ctm-output: UTT 1 START DURATION "
                 "PHONE (a file, - or '| command')")
       .Register("backend", &request.backend,
@@ -76,51 +94,15 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
 
   if (absl::Status s = ValidateAlignOptions(options); !s.ok()) return Fail("align", s);
 
-  // The outputs, the same in every mode.
-  auto alignments = Int32VectorTableWriter::Open(pos[3]);
-  if (!alignments.ok()) return Fail("align", alignments.status());
-  std::unique_ptr<FloatTableWriter> scores;
-  if (pos.size() == 5) {
-    auto opened = FloatTableWriter::Open(pos[4]);
-    if (!opened.ok()) return Fail("align", opened.status());
-    scores = *std::move(opened);
-  }
   const bool remote = server != nullptr && args.Has("server");
   const bool fmllr = fmllr_args.fmllr;  // an option only where command.fmllr
-  if (remote && fmllr) {
-    return Fail("align", absl::InvalidArgumentError("--fmllr needs the models here: not with "
-                                                    "--server"));
-  }
-  for (const auto& [local_only, value] :
-       {std::pair<const char*, const std::string*>{"write-per-frame-acoustic-loglikes",
-                                                   &per_frame_wspecifier},
-        {"posteriors", &posteriors_wspecifier},
-        {"ctm", &ctm_wxfilename}}) {
-    if (remote && !value->empty()) {
-      return Fail("align", absl::InvalidArgumentError(absl::StrCat(
-                               "--", local_only, " needs the model here: not with --server")));
-    }
-  }
-  std::unique_ptr<FloatVectorTableWriter> per_frame;
-  if (!per_frame_wspecifier.empty()) {
-    auto opened = FloatVectorTableWriter::Open(per_frame_wspecifier);
-    if (!opened.ok()) return Fail("align", opened.status());
-    per_frame = *std::move(opened);
-  }
-  std::unique_ptr<PosteriorTableWriter> posteriors;
-  if (!posteriors_wspecifier.empty()) {
-    auto opened = PosteriorTableWriter::Open(posteriors_wspecifier);
-    if (!opened.ok()) return Fail("align", opened.status());
-    posteriors = *std::move(opened);
-  }
-  std::unique_ptr<OutputStream> ctm;
-  if (!ctm_wxfilename.empty()) {
-    auto opened = OutputStream::Open(ctm_wxfilename);
-    if (!opened.ok()) return Fail("align", opened.status());
-    ctm = *std::move(opened);
-  }
-  const AlignTableOutputs outputs{alignments->get(), scores.get(), per_frame.get(),
-                                  ctm ? &ctm->stream() : nullptr, posteriors.get()};
+  if (absl::Status s = CheckLocalOnly(remote, fmllr, files); !s.ok()) return Fail("align", s);
+  // The outputs, the same in every mode.
+  files.alignments = pos[3];
+  if (pos.size() == 5) files.scores = pos[4];
+  auto opened = AlignTableFiles::Open(files);
+  if (!opened.ok()) return Fail("align", opened.status());
+  const AlignTableOutputs outputs = opened->outputs();
 
   absl::StatusOr<AlignTableSummary> summary;
   if (fmllr) {
@@ -129,40 +111,32 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
     if (!fmllr_options.ok()) return Fail("align", fmllr_options.status());
     summary = AlignTableWithFmllr(*fmllr_options, request, pos[0], pos[1], pos[2], outputs,
                                   kProgram, stderr);
-  } else if (remote) {
-    // MODEL names the model on the server.
-    auto graphs = FstTableReader::Open(pos[1]);
-    if (!graphs.ok()) return Fail("align", graphs.status());
-    auto feats = MatrixLookup::Open(pos[2]);
-    if (!feats.ok()) return Fail("align", feats.status());
-    int32_t parallel = 1;
-    auto aligner = server->connect(args, pos[0], &parallel);
-    if (!aligner.ok()) return Fail("align", aligner.status());
-    summary = AlignTableRemote(options, *aligner, parallel, graphs->get(), &*feats, outputs,
-                               kProgram, stderr);
   } else {
     auto graphs = FstTableReader::Open(pos[1]);
     if (!graphs.ok()) return Fail("align", graphs.status());
     auto feats = MatrixLookup::Open(pos[2]);
     if (!feats.ok()) return Fail("align", feats.status());
-    auto loaded = LoadModel(pos[0]);
-    if (!loaded.ok()) return Fail("align", loaded.status());
-    if (loaded->model.hmm().empty()) {
-      return Fail("align",
-                  absl::InvalidArgumentError(pos[0] + ": the model has no HMM to align with"));
+    if (remote) {  // MODEL names the model on the server
+      int32_t parallel = 1;
+      auto aligner = server->connect(args, pos[0], &parallel);
+      if (!aligner.ok()) return Fail("align", aligner.status());
+      summary = AlignTableRemote(options, *aligner, parallel, graphs->get(), &*feats, outputs,
+                                 kProgram, stderr);
+    } else {
+      auto loaded = LoadModel(pos[0]);
+      if (!loaded.ok()) return Fail("align", loaded.status());
+      if (loaded->model.hmm().empty()) {
+        return Fail("align",
+                    absl::InvalidArgumentError(pos[0] + ": the model has no HMM to align with"));
+      }
+      auto backend = MakeAlignBackend(request, loaded->model);
+      if (!backend.ok()) return Fail("align", backend.status());
+      summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
+                           graphs->get(), &*feats, outputs, kProgram, stderr);
     }
-    auto backend = MakeAlignBackend(request, loaded->model);
-    if (!backend.ok()) return Fail("align", backend.status());
-    summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
-                         graphs->get(), &*feats, outputs, kProgram, stderr);
   }
   if (!summary.ok()) return Fail("align", summary.status());
-  for (absl::Status s :
-       {(*alignments)->Close(), scores ? scores->Close() : absl::OkStatus(),
-        per_frame ? per_frame->Close() : absl::OkStatus(), ctm ? ctm->Close() : absl::OkStatus(),
-        posteriors ? posteriors->Close() : absl::OkStatus()}) {
-    if (!s.ok()) return Fail("align", s);
-  }
+  if (absl::Status s = opened->Close(); !s.ok()) return Fail("align", s);
   LogAlignSummary(*summary, kProgram, stderr);
   return summary->done != 0 ? 0 : 1;
 }

@@ -14,9 +14,7 @@
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
 #include "tools/kaldi_mix_log.h"
-#include "train/kaldi_form_update.h"
-#include "train/transition_update.h"
-#include "util/kaldi_random.h"
+#include "train/kaldi_estimation.h"
 
 namespace gmmscore {
 namespace {
@@ -35,6 +33,21 @@ absl::Status WriteOccupancies(const std::vector<float>& occs, const std::string&
   return (*output)->Close();
 }
 
+// gmm-est's three lines on the transition update. Kaldi keeps both sums in float and divides in
+// float.
+void LogTransitionUpdate(const TransitionUpdateSummary& tsum, const TransitionModel& updated) {
+  const float per_frame =
+      static_cast<float>(tsum.objective_change) / static_cast<float>(tsum.count);
+  Log("TransitionModel::Update, objf change is " + KaldiNumber(per_frame) + " per frame over " +
+      KaldiNumber(tsum.count) + " frames. ");
+  Log(KaldiNumber(tsum.floored) + " probabilities floored, " + KaldiNumber(tsum.skipped) +
+      " out of " + KaldiNumber(updated.NumTransitionStates()) +
+      " transition-states skipped due to insuffient data (it is normal to have some "
+      "skipped.)");
+  Log("Transition model update: Overall " + KaldiNumber(per_frame) +
+      " log-like improvement per frame over " + KaldiNumber(tsum.count) + " frames.");
+}
+
 }  // namespace
 
 int RunEst(int argc, char** argv) {
@@ -43,15 +56,13 @@ int RunEst(int argc, char** argv) {
             "Maximum-likelihood re-estimation of a GMM-based acoustic model (Kaldi's gmm-est).\n"
             "e.g.: gmmscore est 1.mdl 1.acc 2.mdl");
   // Each option bound to the field that holds its default (train/*.h).
-  MleOptions mle;
-  TransitionUpdateOptions transitions;
-  MixUpOptions up;
-  MixDownOptions down;  // its power and min-count are the same options as mixing up's
+  KaldiEstimationOptions est;
+  MleOptions& mle = est.mle;
+  MixUpOptions& up = est.up;
+  MixDownOptions& down = est.down;  // its power and min-count are the same options as mixing up's
   bool binary = true;
   std::string update_flags = "mvwt";
   std::string write_occs;  // wxfilename; empty: none
-  double var_floor_relative = 0.0;
-  int32_t srand = 0;
   args.Register("binary", &binary, "write output in binary mode")
       .Register("mix-up", &up.target,
                 "increase the number of mixture components to this overall target")
@@ -64,16 +75,16 @@ int RunEst(int argc, char** argv) {
       .Register("perturb-factor", &up.perturb_factor,
                 "while mixing up, perturb means by standard deviation times this factor")
       .Register("write-occs", &write_occs, "file to write pdf occupation counts to")
-      .Register("transition-floor", &transitions.floor, "floor for transition probabilities")
-      .Register("transition-min-count", &transitions.min_count,
+      .Register("transition-floor", &est.transitions.floor, "floor for transition probabilities")
+      .Register("transition-min-count", &est.transitions.min_count,
                 "minimum count required to update transitions from a state")
-      .Register("share-for-pdfs", &transitions.share_for_pdfs,
+      .Register("share-for-pdfs", &est.transitions.share_for_pdfs,
                 "share all transition parameters where the states have the same pdf");
   RegisterMleOptions(args, &mle);
-  args.Register("var-floor-relative", &var_floor_relative,
+  args.Register("var-floor-relative", &est.var_floor_relative,
                 "also floor variances at this times the global variance of the statistics, per "
                 "dimension (HTK's vFloor; 0: off; not a gmm-est option)")
-      .Register("srand", &srand,
+      .Register("srand", &est.seed,
                 "seed of the mixing-up perturbations (0 and 1: gmm-est's own draws; not a gmm-est "
                 "option)");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
@@ -83,45 +94,25 @@ int RunEst(int argc, char** argv) {
   down.min_count = up.min_count;
   auto flags = ParseGmmFlags(update_flags);
   if (!flags.ok()) return Fail("est", flags.status());
+  est.flags = *flags;
+  est.occupancies = !write_occs.empty();
 
   auto model = ReadKaldiStoredModel(pos[0], /*transitions=*/true, /*gmms=*/true);
   if (!model.ok()) return Fail("est", model.status());
   auto stats = ReadModelStatsFile(pos[1]);
   if (!stats.ok()) return Fail("est", stats.status());
-
-  if (*flags & kGmmTransitions) {
-    TransitionUpdateSummary tsum;
-    auto updated = MleUpdateTransitions(transitions, stats->transitions, *model->hmm, &tsum);
-    if (!updated.ok()) return Fail("est", updated.status());
-    model->hmm = *std::move(updated);
-    // Kaldi keeps both sums in float and divides in float.
-    const float per_frame =
-        static_cast<float>(tsum.objective_change) / static_cast<float>(tsum.count);
-    Log("TransitionModel::Update, objf change is " + KaldiNumber(per_frame) + " per frame over " +
-        KaldiNumber(tsum.count) + " frames. ");
-    Log(KaldiNumber(tsum.floored) + " probabilities floored, " + KaldiNumber(tsum.skipped) +
-        " out of " + KaldiNumber(model->hmm->NumTransitionStates()) +
-        " transition-states skipped due to insuffient data (it is normal to have some "
-        "skipped.)");
-    Log("Transition model update: Overall " + KaldiNumber(per_frame) +
-        " log-like improvement per frame over " + KaldiNumber(tsum.count) + " frames.");
+  auto done = EstimateKaldiForm(est, *stats, &*model);
+  if (!done.ok()) {
+    return Fail("est",
+                absl::Status(done.status().code(), pos[1] + " and " + pos[0] + ": " +
+                                                       std::string(done.status().message())));
   }
-
-  if (var_floor_relative > 0.0) {
-    auto floor = RelativeVarianceFloor(stats->gmm, var_floor_relative);
-    if (!floor.ok()) return Fail("est", floor.status());
-    for (double& f : *floor) f = std::max(f, mle.min_variance);
-    mle.variance_floor = *std::move(floor);
-  }
-  const int64_t num_gauss = model->NumGauss();
-  MleSummary sum;
-  if (absl::Status s = MleUpdateKaldiForm(mle, stats->gmm, *flags, &*model, &sum); !s.ok()) {
-    return Fail(
-        "est", absl::Status(s.code(), pos[1] + " and " + pos[0] + ": " + std::string(s.message())));
-  }
-  for (const std::string& warning : sum.warnings) Warn(warning);
+  if (done->transitions) LogTransitionUpdate(*done->transitions, *model->hmm);
+  for (const std::string& warning : done->gmm.warnings) Warn(warning);
+  const MleSummary& sum = done->gmm;
   Log(KaldiNumber(sum.floored_elements) + " variance elements floored in " +
-      KaldiNumber(sum.floored_gaussians) + " Gaussians, out of " + KaldiNumber(num_gauss));
+      KaldiNumber(sum.floored_gaussians) + " Gaussians, out of " +
+      KaldiNumber(done->gaussians_before));
   if (mle.remove_low_count_gaussians) {
     Log("Removed " + KaldiNumber(sum.removed_gaussians) +
         " Gaussians due to counts < --min-gaussian-occupancy=" +
@@ -132,22 +123,10 @@ int RunEst(int argc, char** argv) {
   Log("GMM update: Overall avg like per frame = " +
       KaldiNumber(stats->gmm.total_log_like / stats->gmm.total_frames) + " over " +
       KaldiNumber(stats->gmm.total_frames) + " frames.");
-
-  if (up.target != 0 || down.target != 0 || !write_occs.empty()) {
-    std::vector<float> occs(static_cast<size_t>(stats->gmm.num_pdfs()));
-    for (int32_t pdf = 0; pdf < stats->gmm.num_pdfs(); ++pdf) {
-      occs[size_t(pdf)] = static_cast<float>(stats->gmm.PdfOccupancy(pdf));
-    }
-    // gmm-est's draws: glibc's rand() sequence, seed 1 unless --srand says otherwise.
-    KaldiRandom random(static_cast<uint32_t>(srand));
-    auto mixed = MixKaldiForm(
-        occs, down, up, [&] { return double{random.Gauss()}; }, &*model);
-    if (!mixed.ok()) return Fail("est", mixed.status());
-    LogKaldiMix("gmmscore est", down, up, *mixed, stats->gmm.num_pdfs());
-    if (!write_occs.empty()) {
-      if (absl::Status s = WriteOccupancies(occs, write_occs); !s.ok()) {
-        return Fail("est", s);
-      }
+  if (done->mix) LogKaldiMix("gmmscore est", down, up, *done->mix, stats->gmm.num_pdfs());
+  if (!write_occs.empty()) {
+    if (absl::Status s = WriteOccupancies(done->occupancies, write_occs); !s.ok()) {
+      return Fail("est", s);
     }
   }
   if (absl::Status s = WriteKaldiStoredModel(*model, pos[2], binary); !s.ok()) {

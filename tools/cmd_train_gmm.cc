@@ -3,8 +3,6 @@
 // DiagGmm object), with the E-step on the selected GPUs (--backend, --devices: each GPU keeps its
 // share of the frames, or streams it where it does not fit; the statistics are summed on the host)
 // or the CPU's threads; and --init / --init-method for other starting points.
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -17,9 +15,8 @@
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
 #include "train/device_estep.h"
+#include "train/global_gmm_training.h"
 #include "train/gmm_init.h"
-#include "train/mix_up.h"
-#include "train/mle_update.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {
@@ -28,6 +25,38 @@ namespace {
 constexpr char kProgram[] = "gmmscore train-gmm";
 
 void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
+
+// The model training starts from: the --init file, or `start` Gaussians from the frames.
+absl::StatusOr<GmmModel> InitialModel(const std::string& init, const std::string& method,
+                                      const Matrix& frames, int32_t start, std::mt19937& rng) {
+  if (!init.empty()) {
+    GMM_ASSIGN_OR_RETURN(GmmModel model, ReadKaldiDiagGmmFile(init));
+    if (model.dim() != frames.cols) {
+      return absl::InvalidArgumentError(init + " has dimension " + KaldiNumber(model.dim()) +
+                                        ", the features " + KaldiNumber(frames.cols));
+    }
+    return model;
+  }
+  Log("Initializing GMM means from " +
+      std::string(method == "random" ? "random frames" : "k-means++ seeds") + " to " +
+      KaldiNumber(start) + " Gaussians.");
+  return InitGmmFromFrames(
+      frames, start, method == "random" ? GmmInit::kRandomFrames : GmmInit::kKMeansPlusPlus, rng);
+}
+
+// gmm-global-init-from-feats' lines on an iteration, and ours on its speed.
+void LogIteration(const GlobalGmmIteration& it, int32_t frames) {
+  Log("Likelihood per frame on iteration " + KaldiNumber(it.iter) + " was " +
+      KaldiNumber(it.log_like_per_frame) + " over " + KaldiNumber(frames) + " frames.");
+  Log("Objective-function change on iteration " + KaldiNumber(it.iter) + " was " +
+      KaldiNumber(it.objective_change_per_frame) + " over " + KaldiNumber(it.count) + " frames.");
+  std::fprintf(stderr,
+               "%s: iteration %d: avg log-likelihood per frame %.4f, %lld Gaussians, E-step %.3f "
+               "s (%.3g frames/s)\n",
+               kProgram, it.iter, it.log_like_per_frame, static_cast<long long>(it.num_gauss),
+               it.estep_seconds, double(frames) / it.estep_seconds);
+  if (it.split_to > 0) Log("Splitting to " + KaldiNumber(it.split_to) + " Gaussians.");
+}
 
 }  // namespace
 
@@ -38,8 +67,10 @@ int RunTrainGmm(int argc, char** argv) {
             "(Kaldi's gmm-global-init-from-feats), on GPUs or the CPU.\n"
             "e.g.: gmmscore train-gmm --num-gauss=512 scp:train.scp ubm.dubm");
   bool binary = true;
-  int32_t num_gauss = 100, num_gauss_init = 0, iters = 50, num_frames = 200000, seed = 0;
-  MleOptions options;
+  GlobalGmmTrainingOptions training;
+  int32_t& num_gauss = training.num_gauss;
+  int32_t& iters = training.num_iters;
+  int32_t num_gauss_init = 0, num_frames = 200000, seed = 0;
   std::string init, method = "random";
   // gmm-global-init-from-feats' --num-threads (4), where BackendRequest's 0 means all; its
   // backend is BackendRequest's (auto).
@@ -57,7 +88,7 @@ int RunTrainGmm(int argc, char** argv) {
                 "the input; 0: all)")
       .Register("srand", &seed, "seed for the random number generator")
       .Register("num-threads", &request.cpu_threads, "CPU threads for the statistics (0: all)");
-  RegisterMleOptions(args, &options);
+  RegisterMleOptions(args, &training.mle);
   args.Register("init", &init,
                 "start from this single-GMM model (a Kaldi DiagGmm, or any model file of one "
                 "state) instead of from frames")
@@ -95,18 +126,8 @@ int RunTrainGmm(int argc, char** argv) {
       auto more = (*reader)->Next(&key, &feats);
       if (!more.ok()) return Fail("train-gmm", more.status());
       if (!*more) break;
-      for (int32_t t = 0; t < feats.rows; ++t) {
-        for (int32_t d = 0; d < feats.cols; ++d) {
-          if (!std::isfinite(feats.at(t, d))) {
-            return Fail("train-gmm", absl::InvalidArgumentError("utterance " + key + ", frame " +
-                                                                KaldiNumber(t) + ", dimension " +
-                                                                KaldiNumber(d) + " is not finite"));
-          }
-        }
-        if (absl::Status s = reservoir.Add(feats.row(t), feats.cols); !s.ok()) {
-          return Fail("train-gmm", absl::InvalidArgumentError("utterance " + key + ": " +
-                                                              std::string(s.message())));
-        }
+      if (absl::Status s = reservoir.AddUtterance(key, feats); !s.ok()) {
+        return Fail("train-gmm", s);
       }
     }
   }
@@ -119,23 +140,9 @@ int RunTrainGmm(int argc, char** argv) {
   }
 
   std::mt19937 rng(static_cast<uint32_t>(seed));
-  const int32_t target = num_gauss;
-  int32_t start = (num_gauss_init <= 0 || num_gauss_init > target) ? target : num_gauss_init;
-  absl::StatusOr<GmmModel> model = absl::UnknownError("no model");
-  if (!init.empty()) {
-    model = ReadKaldiDiagGmmFile(init);
-    if (model.ok() && model->dim() != frames.cols) {
-      model = absl::InvalidArgumentError(init + " has dimension " + KaldiNumber(model->dim()) +
-                                         ", the features " + KaldiNumber(frames.cols));
-    }
-    if (model.ok()) start = std::min(target, int32_t(model->num_gauss()));
-  } else {
-    Log("Initializing GMM means from " +
-        std::string(method == "random" ? "random frames" : "k-means++ seeds") + " to " +
-        KaldiNumber(start) + " Gaussians.");
-    model = InitGmmFromFrames(
-        frames, start, method == "random" ? GmmInit::kRandomFrames : GmmInit::kKMeansPlusPlus, rng);
-  }
+  const int32_t start =
+      (num_gauss_init <= 0 || num_gauss_init > num_gauss) ? num_gauss : num_gauss_init;
+  absl::StatusOr<GmmModel> model = InitialModel(init, method, frames, start, rng);
   if (!model.ok()) return Fail("train-gmm", model.status());
 
   auto devices = MakeGmmStatisticsDevices(request, *model, 0);
@@ -143,40 +150,11 @@ int RunTrainGmm(int argc, char** argv) {
   DeviceEStep estep(frames, *std::move(devices), request.cpu_threads, Log);
   if (absl::Status s = estep.Start(); !s.ok()) return Fail("train-gmm", s);
 
-  const int32_t half = std::max(1, iters / 2);
-  const int32_t increment = (target - start) / half;
-  int32_t current = start;
-  for (int32_t iter = 0; iter < iters; ++iter) {
-    const auto begin = std::chrono::steady_clock::now();
-    GmmStats stats = GmmStats::ForModel(*model, kGmmAll);
-    if (absl::Status s = estep.Accumulate(*model, &stats); !s.ok()) return Fail("train-gmm", s);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    Log("Likelihood per frame on iteration " + KaldiNumber(iter) + " was " +
-        KaldiNumber(stats.total_log_like / frames.rows) + " over " + KaldiNumber(frames.rows) +
-        " frames.");
-    MleSummary summary;
-    auto updated = MleUpdate(options, stats, kGmmAll, *model, &summary);
-    if (!updated.ok()) return Fail("train-gmm", updated.status());
-    Log("Objective-function change on iteration " + KaldiNumber(iter) + " was " +
-        KaldiNumber(summary.objective_change / summary.count) + " over " +
-        KaldiNumber(summary.count) + " frames.");
-    std::fprintf(stderr,
-                 "%s: iteration %d: avg log-likelihood per frame %.4f, %lld Gaussians, E-step "
-                 "%.3f s (%.3g frames/s)\n",
-                 kProgram, iter, stats.total_log_like / frames.rows,
-                 static_cast<long long>(model->num_gauss()), seconds,
-                 double(frames.rows) / seconds);
-    model = *std::move(updated);
-    const int32_t next = std::min(target, current + increment);
-    if (next > model->num_gauss()) {
-      Log("Splitting to " + KaldiNumber(next) + " Gaussians.");
-      std::normal_distribution<double> normal(0.0, 1.0);
-      model = SplitPdfs(*model, {next}, 0.1f, [&] { return normal(rng); });
-      if (!model.ok()) return Fail("train-gmm", model.status());
-      current = next;
-    }
-  }
+  auto trained =
+      TrainGlobalGmm(training, *std::move(model), frames, estep, rng,
+                     [&](const GlobalGmmIteration& it) { LogIteration(it, frames.rows); });
+  if (!trained.ok()) return Fail("train-gmm", trained.status());
+  model = *std::move(trained);
   if (absl::Status s = WriteKaldiDiagGmmFile(*model, pos[1], binary); !s.ok()) {
     return Fail("train-gmm", s);
   }

@@ -125,4 +125,19 @@ absl::Status FrameReservoir::Add(const float* frame, int32_t dim) {
   return absl::OkStatus();
 }
 
+absl::Status FrameReservoir::AddUtterance(const std::string& key, const Matrix& feats) {
+  for (int32_t t = 0; t < feats.rows; ++t) {
+    for (int32_t d = 0; d < feats.cols; ++d) {
+      if (!std::isfinite(feats.at(t, d))) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("utterance ", key, ", frame ", t, ", dimension ", d, " is not finite"));
+      }
+    }
+    if (absl::Status s = Add(feats.row(t), feats.cols); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("utterance ", key, ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace gmmscore

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "model/gmm_model.h"
@@ -30,6 +31,9 @@ class FrameReservoir {
   FrameReservoir(int64_t max_frames, uint32_t seed) : max_frames_(max_frames), rng_(seed) {}
   // Errors on a dimension different from the first frame's.
   absl::Status Add(const float* frame, int32_t dim);
+  // Adds each frame of an utterance's features; errors name the utterance (and the frame and
+  // dimension of a value that is not finite).
+  absl::Status AddUtterance(const std::string& key, const Matrix& feats);
   const Matrix& frames() const { return frames_; }
   int64_t seen() const { return seen_; }
 
