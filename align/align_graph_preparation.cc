@@ -17,4 +17,12 @@ absl::StatusOr<AlignGraph> PrepareAlignGraph(AlignGraph graph, const TransitionM
   return graph;
 }
 
+absl::StatusOr<AlignGraph> PrepareExactAlignGraph(AlignGraph graph, const TransitionModel& model,
+                                                  float transition_scale, float self_loop_scale) {
+  GMM_ASSIGN_OR_RETURN(
+      graph, PrepareAlignGraph(std::move(graph), model, transition_scale, self_loop_scale));
+  GMM_RETURN_IF_ERROR(EpsilonDepth(graph).status());
+  return graph;
+}
+
 }  // namespace gmmscore

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "align/forward_backward.h"
 #include "model/align_graph.h"
 #include "model/transition_model.h"
 #include "util/matrix.h"
@@ -42,6 +43,9 @@ struct UtteranceAlignment {
   // Per frame, the acoustic log-likelihood along the path (unscaled), as Kaldi's
   // --write-per-frame-acoustic-loglikes.
   std::vector<float> frame_loglikes;
+  // Where an aligner was asked for them (align/aligner.h): per frame, the forward-backward
+  // posteriors over transition-ids.
+  std::vector<FramePosterior> posteriors;
 };
 
 // Aligns loglikes (frames x pdfs of model: natural-log likelihoods) to graph (a compiled training

@@ -223,6 +223,10 @@ absl::StatusOr<std::string> BinaryFst(const VectorGraph& graph, const std::strin
 
 }  // namespace
 
+absl::StatusOr<std::string> BinaryFst(const AlignGraph& graph, const std::string& name) {
+  return BinaryFst(ToVectorGraph(graph), name);
+}
+
 absl::StatusOr<AlignGraph> ParseBinaryFst(std::string_view bytes, const std::string& name) {
   std::istringstream is{std::string(bytes)};
   GMM_ASSIGN_OR_RETURN(const VectorGraph read, ReadBinaryFst(is, name));
@@ -243,8 +247,7 @@ absl::StatusOr<std::unique_ptr<FstTableReader>> FstTableReader::Open(
   return std::unique_ptr<FstTableReader>(new FstTableReader(std::move(entries)));
 }
 
-absl::StatusOr<bool> FstTableReader::Next(std::string* key, AlignGraph* graph,
-                                          std::string* binary) {
+absl::StatusOr<bool> FstTableReader::Next(std::string* key, AlignGraph* graph) {
   GMM_ASSIGN_OR_RETURN(const bool more, entries_->Next(key));
   if (!more) return false;
   std::istream& is = entries_->object();
@@ -257,9 +260,6 @@ absl::StatusOr<bool> FstTableReader::Next(std::string* key, AlignGraph* graph,
                        std::isspace(first) ? ReadTextFst(is, name) : ReadBinaryFst(is, name));
   if (absl::Status s = CheckedAlignGraph(read, graph); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.message()));
-  }
-  if (binary != nullptr) {
-    GMM_ASSIGN_OR_RETURN(*binary, BinaryFst(read, name));
   }
   return true;
 }

@@ -31,6 +31,8 @@ namespace gmmscore {
 // One FST in OpenFst's binary format (what a graphs archive holds after each key), as the Align
 // RPC receives it; errors are prefixed with `name`.
 absl::StatusOr<AlignGraph> ParseBinaryFst(std::string_view bytes, const std::string& name);
+// The graph in OpenFst's binary format, as ParseBinaryFst reads it back.
+absl::StatusOr<std::string> BinaryFst(const AlignGraph& graph, const std::string& name);
 
 // Writes AlignGraphs as Kaldi's VectorFstHolder writes VectorFst<StdArc>s (what
 // compile-train-graphs writes): binary, "KEY " and OpenFst's binary FST; text (",t"), "KEY ", a
@@ -51,9 +53,8 @@ class FstTableReader {
  public:
   static absl::StatusOr<std::unique_ptr<FstTableReader>> Open(const std::string& rspecifier);
 
-  // Reads the next entry; returns false at the end of the table. With `binary`, also the FST in
-  // OpenFst's binary form (as the Align RPC takes it), whichever form the table held.
-  absl::StatusOr<bool> Next(std::string* key, AlignGraph* graph, std::string* binary = nullptr);
+  // Reads the next entry; returns false at the end of the table.
+  absl::StatusOr<bool> Next(std::string* key, AlignGraph* graph);
 
  private:
   explicit FstTableReader(std::unique_ptr<TableEntryReader> entries)

@@ -4,11 +4,12 @@
 // that it starts in milliseconds, has neither.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "tools/align_table.h"
 #include "cli/args.h"
+#include "tools/align_table.h"
 
 namespace gmmscore {
 
@@ -16,9 +17,9 @@ struct AlignServerOption {
   // Adds --server and what reaching a server takes (transport security, calls in flight).
   void (*add_options)(Args& args);
   // The aligner that sends each utterance to the server the options name, to its model
-  // `model_name`; and how many utterances may be in flight at once.
-  absl::StatusOr<RemoteAligner> (*connect)(const Args& args, const std::string& model_name,
-                                           int32_t* parallel);
+  // `model_name`, with options.
+  absl::StatusOr<std::unique_ptr<Aligner>> (*connect)(const Args& args, const AlignOptions& options,
+                                                      const std::string& model_name);
 };
 
 // What `gmmscore align` adds to gmm-align-compiled.

@@ -66,8 +66,8 @@ absl::StatusOr<AlignTableSummary> AlignPass(const AlignOptions& options,
   GMM_ASSIGN_OR_RETURN(std::unique_ptr<FstTableReader> graphs, FstTableReader::Open(graphs_in));
   GMM_ASSIGN_OR_RETURN(MatrixLookup feats, MatrixLookup::Open(feats_in));
   GMM_ASSIGN_OR_RETURN(AlignBackend backend, MakeAlignBackend(request, model));
-  return AlignTable(options, model, backend.scorer.get(), backend.aligner.get(), graphs.get(),
-                    &feats, out, program, log);
+  const std::unique_ptr<Aligner> aligner = MakeAligner(options, model, backend);
+  return AlignTable(options, *aligner, &model, graphs.get(), &feats, out, program, log);
 }
 
 // The alignment model and the model must share their pdfs (one tree, one GMM size per pdf).

@@ -117,11 +117,10 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
     auto feats = MatrixLookup::Open(pos[2]);
     if (!feats.ok()) return Fail("align", feats.status());
     if (remote) {  // MODEL names the model on the server
-      int32_t parallel = 1;
-      auto aligner = server->connect(args, pos[0], &parallel);
+      auto aligner = server->connect(args, options, pos[0]);
       if (!aligner.ok()) return Fail("align", aligner.status());
-      summary = AlignTableRemote(options, *aligner, parallel, graphs->get(), &*feats, outputs,
-                                 kProgram, stderr);
+      summary = AlignTable(options, **aligner, nullptr, graphs->get(), &*feats, outputs, kProgram,
+                           stderr);
     } else {
       auto loaded = LoadModel(pos[0]);
       if (!loaded.ok()) return Fail("align", loaded.status());
@@ -131,8 +130,9 @@ int RunAlignCommand(int argc, char** argv, const AlignCommand& command) {
       }
       auto backend = MakeAlignBackend(request, loaded->model);
       if (!backend.ok()) return Fail("align", backend.status());
-      summary = AlignTable(options, loaded->model, backend->scorer.get(), backend->aligner.get(),
-                           graphs->get(), &*feats, outputs, kProgram, stderr);
+      const std::unique_ptr<Aligner> aligner = MakeAligner(options, loaded->model, *backend);
+      summary = AlignTable(options, *aligner, &loaded->model, graphs->get(), &*feats, outputs,
+                           kProgram, stderr);
     }
   }
   if (!summary.ok()) return Fail("align", summary.status());

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "align/beam_aligner.h"
 #include "align/equal_align.h"
 #include "align/forward_backward.h"
 #include "align/transition_probs.h"
@@ -63,17 +64,17 @@ absl::StatusOr<int64_t> Realign(const AlignOptions& options, const GmmModel& mod
                                 const ScorerFactory& make_scorer, const MonoTrainingSink& sink,
                                 std::vector<TrainingUtterance>& utts) {
   GMM_ASSIGN_OR_RETURN(const std::unique_ptr<FusedScorer> scorer, make_scorer(model));
+  BeamAligner aligner(options, model.hmm(), *scorer);
   int64_t done = 0;
   for (TrainingUtterance& u : utts) {
     u.alignment.clear();
-    Matrix loglikes;
-    GMM_RETURN_IF_ERROR(scorer->Score(u.feats, &loglikes));
-    UtteranceAlignment result = AlignUtterance(options, model.hmm(), u.graph, loglikes);
-    if (!result.status.ok()) {
-      sink.warn(absl::StrCat("utterance ", u.key, ": ", result.status.message()));
+    const UtteranceToAlign input{u.key, &u.graph, &u.feats};
+    GMM_ASSIGN_OR_RETURN(std::vector<UtteranceAlignment> result, aligner.Align({&input, 1}, false));
+    if (!result[0].status.ok()) {
+      sink.warn(absl::StrCat("utterance ", u.key, ": ", result[0].status.message()));
       continue;
     }
-    u.alignment = std::move(result.transition_ids);
+    u.alignment = std::move(result[0].transition_ids);
     ++done;
   }
   return done;

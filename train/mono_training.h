@@ -8,7 +8,8 @@
 // of where the optional silences go.
 //
 // Frames are scored by whatever scorer the caller makes for each model (a CPU or GPU scorer, or
-// anything behind the FusedScorer interface); alignment is Kaldi's beam-pruned Viterbi on the CPU.
+// anything behind the FusedScorer interface); alignment is Kaldi's beam-pruned Viterbi on the CPU
+// (align/beam_aligner.h).
 // The caller reads the data and writes the models: the sink hears of each model, each iteration's
 // summary, and the warnings and log lines.
 #pragma once

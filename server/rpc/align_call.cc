@@ -137,13 +137,13 @@ class AlignCall final : public WindowSink, public std::enable_shared_from_this<A
     if (!status.ok()) Finish(status);
   }
 
-  // The GPU's exact Viterbi (ViterbiQueue): the graph readied here (PrepareAlignGraph) with the
-  // GPU's bound on epsilon depth; no beam, so never a retry.
+  // The GPU's exact Viterbi (ViterbiQueue), the graph readied here as the device aligner
+  // (align/device_aligner.h) readies it; no beam, so never a retry.
   absl::Status SubmitToGpu() {
     const TransitionModel& tm = entry_->model().hmm();
-    GMM_ASSIGN_OR_RETURN(graph_, PrepareAlignGraph(std::move(graph_), tm, options_.transition_scale,
-                                                   options_.self_loop_scale));
-    GMM_RETURN_IF_ERROR(EpsilonDepth(graph_).status());
+    GMM_ASSIGN_OR_RETURN(graph_,
+                         PrepareExactAlignGraph(std::move(graph_), tm, options_.transition_scale,
+                                                options_.self_loop_scale));
     if (options_.careful) graph_ = MakeCarefulGraph(graph_);
     frames_ = loglikes_.rows;
     ViterbiJob job;
