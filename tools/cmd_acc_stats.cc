@@ -25,6 +25,58 @@ constexpr char kProgram[] = "gmmscore acc-stats";
 void Log(const std::string& what) { KaldiLog(stderr, "LOG", kProgram, what); }
 void Warn(const std::string& what) { KaldiLog(stderr, "WARNING", kProgram, what); }
 
+// Each utterance's alignment, or with posteriors its posteriors over transition-ids.
+struct Targets {
+  std::map<std::string, std::vector<int32_t>> alignments;
+  std::map<std::string, TransitionPosterior> posteriors;
+  bool use_posteriors = false;
+};
+
+// What one utterance added: its log-likelihood and its frames' weight.
+struct Added {
+  double like = 0.0;
+  double frames = 0.0;
+};
+
+// Adds an utterance's statistics to *stats; where it has no alignment or posteriors that fit, or
+// cannot be accumulated, an error whose message is the warning Kaldi's tools give.
+absl::StatusOr<Added> AccumulateUtterance(const GmmAccumulator& accumulator, const Targets& targets,
+                                          const std::string& key, const Matrix& feats,
+                                          ModelStats* stats) {
+  Added added;
+  absl::StatusOr<double> like;
+  if (targets.use_posteriors) {
+    const auto it = targets.posteriors.find(key);
+    if (it == targets.posteriors.end()) {
+      return absl::NotFoundError("Could not find posteriors for utterance " + key);
+    }
+    if (it->second.size() != size_t(feats.rows)) {
+      return absl::InvalidArgumentError("Posterior vector has wrong size " +
+                                        KaldiNumber(it->second.size()) + " vs. " +
+                                        KaldiNumber(feats.rows) + " (utterance " + key + ")");
+    }
+    like = accumulator.AccumulatePosteriors(feats, it->second, stats, &added.frames);
+  } else {
+    const auto it = targets.alignments.find(key);
+    if (it == targets.alignments.end()) {
+      return absl::NotFoundError("No alignment for utterance " + key);
+    }
+    if (it->second.size() != size_t(feats.rows)) {
+      return absl::InvalidArgumentError("Alignments has wrong size " +
+                                        KaldiNumber(it->second.size()) + " vs. " +
+                                        KaldiNumber(feats.rows) + " (utterance " + key + ")");
+    }
+    added.frames = double(feats.rows);
+    like = accumulator.AccumulateAlignment(feats, it->second, stats);
+  }
+  if (!like.ok()) {
+    return absl::Status(like.status().code(),
+                        "utterance " + key + ": " + std::string(like.status().message()));
+  }
+  added.like = *like;
+  return added;
+}
+
 }  // namespace
 
 int RunAccStats(int argc, char** argv) {
@@ -49,16 +101,15 @@ int RunAccStats(int argc, char** argv) {
   auto model = ReadKaldiModelFile(pos[0]);
   if (!model.ok()) return Fail("acc-stats", model.status());
 
-  std::map<std::string, std::vector<int32_t>> alignments;
-  std::map<std::string, TransitionPosterior> posteriors;
+  Targets targets{.use_posteriors = use_posteriors};
   if (use_posteriors) {
     auto read = ReadTableByKey<PosteriorTableReader, TransitionPosterior>(pos[2]);
     if (!read.ok()) return Fail("acc-stats", read.status());
-    posteriors = *std::move(read);
+    targets.posteriors = *std::move(read);
   } else {
     auto read = ReadTableByKey<Int32VectorTableReader, std::vector<int32_t>>(pos[2]);
     if (!read.ok()) return Fail("acc-stats", read.status());
-    alignments = *std::move(read);
+    targets.alignments = *std::move(read);
   }
   auto features = MatrixTableReader::Open(pos[1]);
   if (!features.ok()) return Fail("acc-stats", features.status());
@@ -74,50 +125,19 @@ int RunAccStats(int argc, char** argv) {
     auto more = (*features)->Next(&key, &feats);
     if (!more.ok()) return Fail("acc-stats", more.status());
     if (!*more) break;
-    absl::StatusOr<double> like;
-    double frames = 0.0;
-    if (use_posteriors) {
-      const auto it = posteriors.find(key);
-      if (it == posteriors.end()) {
-        Warn("Could not find posteriors for utterance " + key);
-        ++errors;
-        continue;
-      }
-      if (it->second.size() != size_t(feats.rows)) {
-        Warn("Posterior vector has wrong size " + KaldiNumber(it->second.size()) + " vs. " +
-             KaldiNumber(feats.rows) + " (utterance " + key + ")");
-        ++errors;
-        continue;
-      }
-      like = accumulator.AccumulatePosteriors(feats, it->second, &stats, &frames);
-    } else {
-      const auto it = alignments.find(key);
-      if (it == alignments.end()) {
-        Warn("No alignment for utterance " + key);
-        ++errors;
-        continue;
-      }
-      if (it->second.size() != size_t(feats.rows)) {
-        Warn("Alignments has wrong size " + KaldiNumber(it->second.size()) + " vs. " +
-             KaldiNumber(feats.rows) + " (utterance " + key + ")");
-        ++errors;
-        continue;
-      }
-      frames = double(feats.rows);
-      like = accumulator.AccumulateAlignment(feats, it->second, &stats);
-    }
-    if (!like.ok()) {
-      Warn("utterance " + key + ": " + std::string(like.status().message()));
+    auto added = AccumulateUtterance(accumulator, targets, key, feats, &stats);
+    if (!added.ok()) {
+      Warn(std::string(added.status().message()));
       ++errors;
       continue;
     }
     ++done;
-    total_like += *like;
-    total_frames += frames;
+    total_like += added->like;
+    total_frames += added->frames;
     if (done % 50 == 0) {
       Log("Processed " + KaldiNumber(done) + " utterances; for utterance " + key +
-          " avg. like is " + KaldiNumber(*like / frames) + " over " + KaldiNumber(frames) +
-          " frames.");
+          " avg. like is " + KaldiNumber(added->like / added->frames) + " over " +
+          KaldiNumber(added->frames) + " frames.");
     }
   }
   Log("Done " + KaldiNumber(done) + " files, " + KaldiNumber(errors) + " with errors.");

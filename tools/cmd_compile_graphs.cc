@@ -18,6 +18,7 @@
 #include "tools/command_util.h"
 #include "tools/commands.h"
 #include "tools/kaldi_log.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 namespace {
@@ -78,6 +79,64 @@ absl::StatusOr<std::map<std::string, Pronunciations>> ReadLexicon(const std::str
   return lexicon;
 }
 
+// The transcripts' words: phones (ids, or names in phones.txt) or, with a lexicon, words and
+// their pronunciations.
+class Vocabulary {
+ public:
+  static absl::StatusOr<Vocabulary> Load(const std::string& phone_symbols,
+                                         const std::string& lexicon) {
+    Vocabulary v;
+    if (!phone_symbols.empty()) {
+      GMM_ASSIGN_OR_RETURN(v.symbols_, ReadSymbols(phone_symbols));
+    }
+    if (!lexicon.empty()) {
+      GMM_ASSIGN_OR_RETURN(v.lexicon_, ReadLexicon(lexicon, [&v](const std::string& phone) {
+                             return v.PhoneId(phone);
+                           }));
+    }
+    return v;
+  }
+
+  absl::StatusOr<int32_t> PhoneId(const std::string& phone) const {
+    if (!symbols_.empty()) {
+      const auto it = symbols_.find(phone);
+      if (it == symbols_.end()) {
+        return absl::InvalidArgumentError("phone '" + phone + "' is not in the symbol table");
+      }
+      return it->second;
+    }
+    int32_t id = 0;
+    if (!absl::SimpleAtoi(phone, &id)) {
+      return absl::InvalidArgumentError("'" + phone +
+                                        "' is not a phone id (names need --phone-symbols)");
+    }
+    return id;
+  }
+
+  // A transcript's words (or phones, as one-phone words), each with its pronunciations.
+  absl::StatusOr<std::vector<Pronunciations>> Pronounce(
+      const std::vector<std::string>& words) const {
+    std::vector<Pronunciations> sequence;
+    for (const std::string& word : words) {
+      if (lexicon_.empty()) {
+        GMM_ASSIGN_OR_RETURN(const int32_t id, PhoneId(word));
+        sequence.push_back(Pronunciations{{id}});
+        continue;
+      }
+      const auto it = lexicon_.find(word);
+      if (it == lexicon_.end()) {
+        return absl::InvalidArgumentError("word '" + word + "' is not in the lexicon");
+      }
+      sequence.push_back(it->second);
+    }
+    return sequence;
+  }
+
+ private:
+  std::map<std::string, int32_t> symbols_;
+  std::map<std::string, Pronunciations> lexicon_;
+};
+
 }  // namespace
 
 int RunCompileGraphs(int argc, char** argv) {
@@ -104,51 +163,13 @@ int RunCompileGraphs(int argc, char** argv) {
   if (pos.size() != 3) return Usage(args);
   auto model = ReadKaldiModelFile(pos[0]);
   if (!model.ok()) return Fail("compile-graphs", model.status());
-  std::map<std::string, int32_t> symbols;
-  if (!phone_symbols.empty()) {
-    auto read = ReadSymbols(phone_symbols);
-    if (!read.ok()) return Fail("compile-graphs", read.status());
-    symbols = *std::move(read);
-  }
-  auto phone_id = [&](const std::string& word) -> absl::StatusOr<int32_t> {
-    if (!symbols.empty()) {
-      const auto it = symbols.find(word);
-      if (it == symbols.end()) {
-        return absl::InvalidArgumentError("phone '" + word + "' is not in the symbol table");
-      }
-      return it->second;
-    }
-    int32_t id = 0;
-    if (!absl::SimpleAtoi(word, &id)) {
-      return absl::InvalidArgumentError("'" + word +
-                                        "' is not a phone id (names need --phone-symbols)");
-    }
-    return id;
-  };
+  auto vocabulary = Vocabulary::Load(phone_symbols, lexicon_file);
+  if (!vocabulary.ok()) return Fail("compile-graphs", vocabulary.status());
   if (!optional_silence.empty()) {
-    auto sil = phone_id(optional_silence);
+    auto sil = vocabulary->PhoneId(optional_silence);
     if (!sil.ok()) return Fail("compile-graphs", sil.status());
     options.optional_silence = *sil;
   }
-  std::map<std::string, Pronunciations> lexicon;
-  if (!lexicon_file.empty()) {
-    auto read = ReadLexicon(lexicon_file, phone_id);
-    if (!read.ok()) return Fail("compile-graphs", read.status());
-    lexicon = *std::move(read);
-  }
-  // A transcript's words (or phones, as one-phone words).
-  auto pronunciations = [&](const std::string& word) -> absl::StatusOr<Pronunciations> {
-    if (lexicon.empty()) {
-      auto id = phone_id(word);
-      if (!id.ok()) return id.status();
-      return Pronunciations{{*id}};
-    }
-    const auto it = lexicon.find(word);
-    if (it == lexicon.end()) {
-      return absl::InvalidArgumentError("word '" + word + "' is not in the lexicon");
-    }
-    return it->second;
-  };
   auto transcripts = TokenVectorTableReader::Open(pos[1]);
   if (!transcripts.ok()) return Fail("compile-graphs", transcripts.status());
   auto graphs = FstTableWriter::Open(pos[2]);
@@ -160,18 +181,9 @@ int RunCompileGraphs(int argc, char** argv) {
     auto more = (*transcripts)->Next(&key, &words);
     if (!more.ok()) return Fail("compile-graphs", more.status());
     if (!*more) break;
-    std::vector<Pronunciations> sequence;
-    absl::Status status;
-    for (const std::string& w : words) {
-      auto p = pronunciations(w);
-      if (!p.ok()) {
-        status = p.status();
-        break;
-      }
-      sequence.push_back(*std::move(p));
-    }
+    auto sequence = vocabulary->Pronounce(words);
     absl::StatusOr<AlignGraph> graph =
-        status.ok() ? CompileWordGraph(model->hmm(), sequence, options) : status;
+        sequence.ok() ? CompileWordGraph(model->hmm(), *sequence, options) : sequence.status();
     if (!graph.ok()) {
       KaldiLog(stderr, "WARNING", kProgram,
                "utterance " + key + ": " + std::string(graph.status().message()));

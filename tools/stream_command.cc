@@ -1,33 +1,16 @@
-// gmmscore stream: `gmmscore score` through a gmmscored. Each utterance is one Score stream
-// (FLOAT32), several in flight at once; the archive is written in input order, so the output is
-// the same bytes `gmmscore score` writes for the same models and features.
-#include <unistd.h>
-
-#include <chrono>
+// gmmscore stream: `gmmscore score` through a gmmscored (tools/stream_table.h): the same bytes
+// `gmmscore score` writes for the same models and features.
 #include <cstdio>
-#include <deque>
-#include <future>
 #include <memory>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "client/scorer_client.h"
-#include "feat/wave_reader.h"
-#include "formats/matrix_table.h"
+#include "loadgen/stream_options.h"
 #include "tools/command_util.h"
 #include "tools/commands.h"
-#include "loadgen/stream_options.h"
+#include "tools/stream_table.h"
 
 namespace gmmscore {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
 
 v1::StreamConfig::Fusion ToProto(FusionRule rule) {
   switch (rule) {
@@ -43,42 +26,6 @@ v1::StreamConfig::Fusion ToProto(FusionRule rule) {
   return v1::StreamConfig::MAX;
 }
 
-// What one utterance sends: features, or (audio streams) 16-bit samples.
-struct Utterance {
-  Matrix feats;
-  std::vector<int16_t> audio;
-};
-
-// One utterance through one stream; the scores of its windows, in order.
-absl::StatusOr<Matrix> ScoreUtterance(const std::shared_ptr<grpc::Channel>& channel,
-                                      v1::StreamConfig config, const Utterance& utterance,
-                                      int32_t chunk_frames) {
-  const Matrix& feats = utterance.feats;
-  if (!config.has_audio()) config.set_dim(feats.cols);
-  Matrix scores;
-  client::ScoreStream::Options options;
-  options.chunk_frames = chunk_frames;
-  options.keep_scores = false;
-  options.on_window = [&scores](const client::ScoreWindow& w) {
-    scores.cols = w.scores.cols;
-    scores.rows += w.scores.rows;
-    scores.data.insert(scores.data.end(), w.scores.data.begin(), w.scores.data.end());
-  };
-  auto stream = client::ScoreStream::Open(channel, config, std::move(options));
-  if (!stream.ok()) return stream.status();
-  absl::Status s = config.has_audio() ? (*stream)->PushAudio(utterance.audio.data(),
-                                                             int64_t(utterance.audio.size()))
-                                      : (*stream)->Push(feats);
-  if (s.ok()) s = (*stream)->End();
-  if (s.ok()) s = (*stream)->Finish();
-  if (!s.ok()) return s;
-  if (!config.has_audio() && scores.rows != feats.rows) {
-    return absl::DataLossError(
-        absl::StrCat(feats.rows, " frames sent, scores for ", scores.rows, " received"));
-  }
-  return scores;
-}
-
 }  // namespace
 
 int RunStream(int argc, char** argv) {
@@ -87,7 +34,8 @@ int RunStream(int argc, char** argv) {
             "--out WSPEC [options]");
   std::string feats, wav, front_end, out;
   FusionOptions fusion_options;
-  int32_t window = 100, chunk = 100, parallel = 4;
+  int32_t window = 100;
+  StreamTableOptions table_options;
   bool quiet = false;
   AddChannelOptions(args);
   args.Add({"model", "NAME", "model name on the server; several are fused", "", true})
@@ -100,8 +48,8 @@ int RunStream(int argc, char** argv) {
       .Register("out", &out, "scores (frames x states): ark:F, ark,t:F, ark,scp:F,S, ark:-");
   AddFusionOptions(args, &fusion_options);
   args.Register("window", &window, "frames per response window; 0: the server's default")
-      .Register("chunk-frames", &chunk, "frames per message sent")
-      .Register("parallel", &parallel, "utterances streamed at once")
+      .Register("chunk-frames", &table_options.chunk_frames, "frames per message sent")
+      .Register("parallel", &table_options.parallel, "utterances streamed at once")
       .Register("quiet", &quiet, "no progress or summary on stderr");
   if (int code = ParseOrExit(args, argc, argv); code >= 0) return code;
   const std::vector<std::string> models = args.GetAll("model");
@@ -115,7 +63,7 @@ int RunStream(int argc, char** argv) {
   }
   auto fusion = FusionFromOptions(fusion_options);
   if (!fusion.ok()) return Fail("stream", fusion.status());
-  if (chunk < 1 || parallel < 1 || window < 0) {
+  if (table_options.chunk_frames < 1 || table_options.parallel < 1 || window < 0) {
     return Fail("stream", absl::InvalidArgumentError(
                               "--chunk-frames and --parallel must be >= 1, --window >= 0"));
   }
@@ -141,76 +89,19 @@ int RunStream(int argc, char** argv) {
   }
   auto writer = MatrixTableWriter::Open(out);
   if (!writer.ok()) return Fail("stream", writer.status());
-
-  const Clock::time_point start = Clock::now();
-  Clock::time_point last_progress = start;
-  int64_t utterances = 0, frames = 0;
-  struct InFlight {
-    std::string key;
-    std::future<absl::StatusOr<Matrix>> scores;
-  };
-  std::deque<InFlight> in_flight;
-  // Writes the oldest utterance once its stream is done (keeping the input order).
-  auto write_oldest = [&]() -> absl::Status {
-    InFlight done = std::move(in_flight.front());
-    in_flight.pop_front();
-    absl::StatusOr<Matrix> scores = done.scores.get();
-    if (!scores.ok()) {
-      return absl::Status(scores.status().code(),
-                          absl::StrCat("utterance ", done.key, ": ", scores.status().message()));
-    }
-    if (absl::Status s = (*writer)->Write(done.key, *scores); !s.ok()) return s;
-    ++utterances;
-    frames += scores->rows;
-    if (!quiet && Seconds(last_progress) >= 2.0) {
-      last_progress = Clock::now();
-      const double t = Seconds(start);
-      std::fprintf(stderr, "%sstreamed %lld utterances, %lld frames, %.1f s, %.0f frames/s%s",
-                   isatty(2) ? "\r" : "", static_cast<long long>(utterances),
-                   static_cast<long long>(frames), t, double(frames) / t, isatty(2) ? "" : "\n");
-    }
-    return absl::OkStatus();
-  };
-  std::string key;
-  while (true) {
-    Utterance utterance;
-    v1::StreamConfig utterance_config = config;
-    if (features) {
-      auto more = features->Next(&key, &utterance.feats);
-      if (!more.ok()) return Fail("stream", more.status());
-      if (!*more) break;
-    } else {
-      WaveData wave;
-      auto more = waves->Next(&key, &wave);
-      if (!more.ok()) return Fail("stream", more.status());
-      if (!*more) break;
-      utterance_config.mutable_audio()->set_sample_rate_hz(int32_t(wave.sample_rate));
-      utterance.audio.reserve(wave.channels[0].size());
-      for (float v : wave.channels[0]) {
-        utterance.audio.push_back(int16_t(std::clamp(std::lround(v), -32768L, 32767L)));
-      }
-    }
-    utterance_config.set_stream_id(key);
-    in_flight.push_back(
-        {key, std::async(std::launch::async, ScoreUtterance, *channel, std::move(utterance_config),
-                         std::move(utterance), chunk)});
-    if (int32_t(in_flight.size()) >= parallel) {
-      if (absl::Status s = write_oldest(); !s.ok()) return Fail("stream", s);
-    }
-  }
-  while (!in_flight.empty()) {
-    if (absl::Status s = write_oldest(); !s.ok()) return Fail("stream", s);
-  }
+  auto summary = StreamTable(*channel, config, table_options, {features.get(), waves.get()},
+                             writer->get(), quiet ? nullptr : stderr);
+  if (!summary.ok()) return Fail("stream", summary.status());
   if (absl::Status s = (*writer)->Close(); !s.ok()) return Fail("stream", s);
   if (!quiet) {
-    const double t = Seconds(start);
-    if (isatty(2) && Seconds(start) >= 2.0) std::fputc('\n', stderr);
+    const double t = summary->seconds;
     std::fprintf(stderr,
                  "gmmscore stream: %lld utterances, %lld frames through %s -> %s\n"
                  "  %.3f s, real-time factor %.4f\n",
-                 static_cast<long long>(utterances), static_cast<long long>(frames),
-                 args.Get("server").c_str(), (*writer)->description().c_str(), t,
-                 frames > 0 ? t / (double(frames) / 100.0) : 0.0);
+                 static_cast<long long>(summary->utterances),
+                 static_cast<long long>(summary->frames), args.Get("server").c_str(),
+                 (*writer)->description().c_str(), t,
+                 summary->frames > 0 ? t / (double(summary->frames) / 100.0) : 0.0);
   }
   return 0;
 }
