@@ -126,4 +126,10 @@ absl::Status ModelStats::Add(const ModelStats& other) {
   return gmm.Add(other.gmm);
 }
 
+void GmmStats::RoundAsWritten() {
+  for (std::vector<double>* values : {&occupancy, &first, &second}) {
+    for (double& v : *values) v = static_cast<float>(v);
+  }
+}
+
 }  // namespace gmmscore

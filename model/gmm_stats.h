@@ -68,6 +68,9 @@ struct GmmStats {
   absl::Status CheckMatches(const GmmModel& model) const;
   // Adds other's statistics (same shape and flags, else an error that says what differs).
   absl::Status Add(const GmmStats& other);
+  // Rounds the occupancies and the first and second moments to float, as an accumulator file
+  // carries them (Kaldi's AccumDiagGmm::Write): the statistics gmm-est reads.
+  void RoundAsWritten();
 };
 
 // The per-transition-id counts that come with a model's GMM statistics (Kaldi's transition accs):

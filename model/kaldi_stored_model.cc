@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 
 namespace gmmscore {
 
@@ -97,9 +98,35 @@ absl::StatusOr<GmmModel> StoredToGmmModel(const KaldiStoredModel& stored, const 
   return model;
 }
 
+namespace {
+
+// One pdf of model in Kaldi's parameters, gconsts computed.
+absl::StatusOr<KaldiStoredGmm> StoredGmmOf(const GmmModel& model, int32_t pdf) {
+  const int32_t dim = model.dim(), n = model.num_gauss_in(pdf);
+  const uint32_t first = model.gauss_begin(pdf);
+  KaldiStoredGmm gmm;
+  gmm.means_invvars = Matrix(n, dim);
+  gmm.inv_vars = Matrix(n, dim);
+  for (int32_t g = 0; g < n; ++g) {
+    gmm.weights.push_back(model.weight(first + g));
+    for (int32_t d = 0; d < dim; ++d) {
+      ToKaldiParameters(model.mean(first + g)[d], model.variance(first + g)[d],
+                        &gmm.means_invvars.at(g, d), &gmm.inv_vars.at(g, d));
+    }
+  }
+  auto gconsts = KaldiGconsts(gmm.weights, gmm.means_invvars, gmm.inv_vars);
+  if (!gconsts.ok()) {
+    return absl::Status(gconsts.status().code(),
+                        absl::StrCat("pdf ", pdf, ": ", gconsts.status().message()));
+  }
+  gmm.gconsts = *std::move(gconsts);
+  return gmm;
+}
+
+}  // namespace
+
 absl::Status StoreChangedPdfs(const GmmModel& before, const GmmModel& after,
                               KaldiStoredModel* stored) {
-  const int32_t dim = after.dim();
   for (int32_t pdf = 0; pdf < after.num_states(); ++pdf) {
     const int32_t n = after.num_gauss_in(pdf);
     const uint32_t a0 = after.gauss_begin(pdf), b0 = before.gauss_begin(pdf);
@@ -110,25 +137,20 @@ absl::Status StoreChangedPdfs(const GmmModel& before, const GmmModel& after,
              std::ranges::equal(after.variance(a0 + g), before.variance(b0 + g));
     }
     if (same) continue;
-    KaldiStoredGmm gmm;
-    gmm.means_invvars = Matrix(n, dim);
-    gmm.inv_vars = Matrix(n, dim);
-    for (int32_t g = 0; g < n; ++g) {
-      gmm.weights.push_back(after.weight(a0 + g));
-      for (int32_t d = 0; d < dim; ++d) {
-        ToKaldiParameters(after.mean(a0 + g)[d], after.variance(a0 + g)[d],
-                          &gmm.means_invvars.at(g, d), &gmm.inv_vars.at(g, d));
-      }
-    }
-    auto gconsts = KaldiGconsts(gmm.weights, gmm.means_invvars, gmm.inv_vars);
-    if (!gconsts.ok()) {
-      return absl::Status(gconsts.status().code(),
-                          absl::StrCat("pdf ", pdf, ": ", gconsts.status().message()));
-    }
-    gmm.gconsts = *std::move(gconsts);
-    stored->pdfs[size_t(pdf)] = std::move(gmm);
+    GMM_ASSIGN_OR_RETURN(stored->pdfs[size_t(pdf)], StoredGmmOf(after, pdf));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<KaldiStoredModel> GmmModelToStored(const GmmModel& model) {
+  KaldiStoredModel stored;
+  stored.hmm = model.hmm();
+  stored.has_gmms = true;
+  stored.dim = model.dim();
+  for (int32_t pdf = 0; pdf < model.num_states(); ++pdf) {
+    GMM_ASSIGN_OR_RETURN(stored.pdfs.emplace_back(), StoredGmmOf(model, pdf));
+  }
+  return stored;
 }
 
 }  // namespace gmmscore

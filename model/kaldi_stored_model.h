@@ -65,5 +65,8 @@ absl::StatusOr<GmmModel> StoredToGmmModel(const KaldiStoredModel& stored, const 
 // bytes. `before` is StoredToGmmModel(*stored); `after` has its pdfs.
 absl::Status StoreChangedPdfs(const GmmModel& before, const GmmModel& after,
                               KaldiStoredModel* stored);
+// The whole of model (its transition model and every pdf) in Kaldi's parameters, as
+// DiagGmmNormal::CopyToDiagGmm converts them (ToKaldiParameters), gconsts computed.
+absl::StatusOr<KaldiStoredModel> GmmModelToStored(const GmmModel& model);
 
 }  // namespace gmmscore

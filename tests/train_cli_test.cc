@@ -392,5 +392,54 @@ TEST(TrainCliTest, TrainFromAFlatStartWithBaumWelchFirst) {
   }
 }
 
+// One estimation for `est` and `train`: each model train makes is, byte for byte, what align,
+// acc-stats and est make from the model before it with train_mono.sh's beams, scales and gmm-est
+// options (the first update's minimum occupancy of 3; then mixing up by 40 Gaussians).
+TEST(TrainCliTest, TrainsModelsAreWhatAlignAccStatsAndEstMake) {
+  TempDir dir;
+  const std::string log = dir.file("log");
+  auto model = ReadKaldiModelFile(Model());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const int64_t gauss = model->num_gauss();
+  ASSERT_EQ(RunCommand(TrainCommand("--num-iters=2 --baum-welch-iters=0 --max-iter-inc=1 "
+                                    "--totgauss=" +
+                                        std::to_string(gauss + 40),
+                                    Model(), dir.file("")),
+                       log),
+            0)
+      << ReadFile(log);
+  EXPECT_TRUE(ReadFile(dir.file("0.mdl")) == ReadFile(Model()))
+      << "the start model is written back as read";
+  for (int x = 0; x < 2; ++x) {
+    SCOPED_TRACE("iteration " + std::to_string(x));
+    const std::string before = dir.file(std::to_string(x) + ".mdl");
+    const std::string ali = dir.file("ali"), acc = dir.file("acc"), est = dir.file("est.mdl");
+    ASSERT_EQ(RunCommand(Cli() +
+                             " align --beam=6 --retry-beam=40 --self-loop-scale=0.1 "
+                             "--acoustic-scale=0.1 " +
+                             before + " ark:" + DataPath("kaldi-mono/graphs.fsts") +
+                             " ark:" + Feats() + " ark:" + ali,
+                         log),
+              0)
+        << ReadFile(log);
+    ASSERT_EQ(
+        RunCommand(Cli() + " acc-stats " + before + " ark:" + Feats() + " ark:" + ali + " " + acc,
+                   log),
+        0)
+        << ReadFile(log);
+    const std::string options = x == 0
+                                    ? "--min-gaussian-occupancy=3 --mix-up=" + std::to_string(gauss)
+                                    : "--mix-up=" + std::to_string(gauss + 40);
+    ASSERT_EQ(
+        RunCommand(Cli() + " est " + options + " --power=0.25 " + before + " " + acc + " " + est,
+                   log),
+        0)
+        << ReadFile(log);
+    const std::string trained = ReadFile(dir.file(std::to_string(x + 1) + ".mdl"));
+    EXPECT_FALSE(trained.empty());
+    EXPECT_TRUE(trained == ReadFile(est)) << "train's model differs from est's";
+  }
+}
+
 }  // namespace
 }  // namespace gmmscore::testing

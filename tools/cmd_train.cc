@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "formats/kaldi_fst.h"
-#include "formats/kaldi_model.h"
+#include "formats/kaldi_model_copy.h"
 #include "formats/kaldi_tables.h"
 #include "formats/matrix_table.h"
 #include "kernels/backend.h"
@@ -138,7 +138,7 @@ int RunTrain(int argc, char** argv) {
   if (absl::Status s = options.Validate(); !s.ok()) return Fail("train", s);
   const std::string dir = pos[3];
 
-  auto start = ReadKaldiModelFile(pos[0]);
+  auto start = ReadKaldiStoredModel(pos[0], /*transitions=*/true, /*gmms=*/true);
   if (!start.ok()) return Fail("train", start.status());
   auto utts = ReadUtterances(pos[1], pos[2]);
   if (!utts.ok()) return Fail("train", utts.status());
@@ -163,8 +163,8 @@ int RunTrain(int argc, char** argv) {
                          static_cast<long long>(it.num_gauss), it.seconds, it.frames / it.seconds);
           },
       .model_done =
-          [&](const std::string& name, const GmmModel& model) {
-            return WriteKaldiModelFile(model, dir + "/" + name + ".mdl", binary);
+          [&](const std::string& name, const KaldiStoredModel& model) {
+            return WriteKaldiStoredModel(model, dir + "/" + name + ".mdl", binary);
           }};
   auto trained = TrainMono(options, *std::move(start), &*utts, make_scorer, sink);
   if (!trained.ok()) return Fail("train", trained.status());

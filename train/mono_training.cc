@@ -11,8 +11,7 @@
 #include "align/transition_probs.h"
 #include "train/accumulate.h"
 #include "train/flat_start.h"
-#include "train/mle_update.h"
-#include "train/transition_update.h"
+#include "train/kaldi_estimation.h"
 #include "util/kaldi_random.h"
 #include "util/status_macros.h"
 
@@ -130,34 +129,21 @@ int64_t AccumulateAlignments(const GmmModel& model, const MonoTrainingSink& sink
   return done;
 }
 
-// gmm-est on one iteration's statistics: transitions, the GMMs (train_mono.sh's first update with
-// a minimum occupancy of 3), then mixing up to target Gaussians with a fresh generator, as
-// train_mono.sh runs gmm-est afresh each iteration.
-absl::StatusOr<GmmModel> Estimate(const MonoTrainingOptions& options, int32_t iteration,
-                                  int64_t target, const ModelStats& stats, const GmmModel& model) {
-  GMM_ASSIGN_OR_RETURN(
-      TransitionModel hmm,
-      MleUpdateTransitions(TransitionUpdateOptions{}, stats.transitions, model.hmm(), nullptr));
-  MleOptions mle;
-  if (iteration == 0) mle.min_gaussian_occupancy = 3;
-  if (options.var_floor_relative > 0.0) {
-    GMM_ASSIGN_OR_RETURN(std::vector<double> floor,
-                         RelativeVarianceFloor(stats.gmm, options.var_floor_relative));
-    for (double& f : floor) f = std::max(f, mle.min_variance);
-    mle.variance_floor = std::move(floor);
-  }
-  GMM_ASSIGN_OR_RETURN(const GmmModel updated, MleUpdate(mle, stats.gmm, kGmmAll, model, nullptr));
-  GmmModelSpec spec = updated.spec();
-  spec.hmm = std::move(hmm);
-  GMM_ASSIGN_OR_RETURN(GmmModel next, GmmModel::Create(std::move(spec)));
-  std::vector<float> occs(size_t(stats.gmm.num_pdfs()));
-  for (int32_t pdf = 0; pdf < stats.gmm.num_pdfs(); ++pdf) {
-    occs[size_t(pdf)] = static_cast<float>(stats.gmm.PdfOccupancy(pdf));
-  }
-  MixUpOptions mix = options.mix_up;
-  mix.target = int32_t(target);
-  KaldiRandom random;
-  return MixUp(next, occs, mix, [&] { return double{random.Gauss()}; });
+// gmm-est on one iteration's statistics as their file carries them, with the call `est` makes
+// (EstimateKaldiForm): the
+// transitions, the GMMs (train_mono.sh's first update with a minimum occupancy of 3), then mixing
+// up to target Gaussians with gmm-est's own draws, as train_mono.sh runs gmm-est afresh each
+// iteration.
+absl::Status Estimate(const MonoTrainingOptions& options, int32_t iteration, int64_t target,
+                      const ModelStats& stats, KaldiStoredModel* model) {
+  // gmm-est reads the statistics from gmm-acc-stats-ali's file, in float.
+  ModelStats as_read = stats;
+  as_read.gmm.RoundAsWritten();
+  KaldiEstimationOptions est{.up = options.mix_up,
+                             .var_floor_relative = options.var_floor_relative};
+  if (iteration == 0) est.mle.min_gaussian_occupancy = 3;
+  est.up.target = int32_t(target);
+  return EstimateKaldiForm(est, as_read, model).status();
 }
 
 }  // namespace
@@ -169,21 +155,28 @@ absl::Status MonoTrainingOptions::Validate() const {
   return ValidateAlignOptions(align);
 }
 
-absl::StatusOr<GmmModel> TrainMono(const MonoTrainingOptions& options, GmmModel start,
-                                   std::vector<TrainingUtterance>* utterances,
-                                   const ScorerFactory& make_scorer, const MonoTrainingSink& sink) {
+absl::StatusOr<KaldiStoredModel> TrainMono(const MonoTrainingOptions& options,
+                                           KaldiStoredModel start,
+                                           std::vector<TrainingUtterance>* utterances,
+                                           const ScorerFactory& make_scorer,
+                                           const MonoTrainingSink& sink) {
   GMM_RETURN_IF_ERROR(options.Validate());
+  // The model as Kaldi stores it, which the estimation updates; and as the scorers and the
+  // accumulation read it.
+  KaldiStoredModel stored = std::move(start);
+  GMM_ASSIGN_OR_RETURN(GmmModel model, StoredToGmmModel(stored, "the start model"));
   std::vector<TrainingUtterance>& utts = *utterances;
   for (const TrainingUtterance& u : utts) {
-    if (u.feats.cols != start.dim()) {
+    if (u.feats.cols != model.dim()) {
       return absl::InvalidArgumentError(absl::StrCat("utterance ", u.key,
                                                      ": features of dimension ", u.feats.cols,
-                                                     ", the model ", start.dim()));
+                                                     ", the model ", model.dim()));
     }
   }
-  GmmModel model = std::move(start);
   if (options.flat_start) {
-    GMM_ASSIGN_OR_RETURN(model, FlatStart(model, utts));
+    GMM_ASSIGN_OR_RETURN(const GmmModel flat, FlatStart(model, utts));
+    GMM_ASSIGN_OR_RETURN(stored, GmmModelToStored(flat));
+    GMM_ASSIGN_OR_RETURN(model, StoredToGmmModel(stored, "the flat start"));
   }
   // With baum_welch_iters the first iterations' posteriors come from the model: nothing to align
   // before them. Otherwise equal alignments (flat start) or the model's own.
@@ -193,7 +186,7 @@ absl::StatusOr<GmmModel> TrainMono(const MonoTrainingOptions& options, GmmModel 
   } else if (options.baum_welch_iters == 0) {
     GMM_RETURN_IF_ERROR(Realign(options.align, model, make_scorer, sink, utts).status());
   }
-  GMM_RETURN_IF_ERROR(sink.model_done("0", model));
+  GMM_RETURN_IF_ERROR(sink.model_done("0", stored));
 
   // train_mono.sh's schedule: from one Gaussian per pdf, up by the same step an iteration to
   // totgauss at max_iter_inc.
@@ -218,7 +211,7 @@ absl::StatusOr<GmmModel> TrainMono(const MonoTrainingOptions& options, GmmModel 
       used = AccumulateAlignments(model, sink, utts, &stats);
     }
     if (used == 0) return absl::InvalidArgumentError("no utterance to train on");
-    GMM_ASSIGN_OR_RETURN(GmmModel next, Estimate(options, x, num_gauss, stats, model));
+    GMM_RETURN_IF_ERROR(Estimate(options, x, num_gauss, stats, &stored));
     sink.iteration_done(TrainingIteration{
         .iteration = x,
         .avg_log_like = stats.gmm.total_log_like / stats.gmm.total_frames,
@@ -227,13 +220,14 @@ absl::StatusOr<GmmModel> TrainMono(const MonoTrainingOptions& options, GmmModel 
         .num_gauss = model.num_gauss(),
         .seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count()});
-    model = std::move(next);
-    GMM_RETURN_IF_ERROR(sink.model_done(std::to_string(x + 1), model));
+    GMM_ASSIGN_OR_RETURN(model,
+                         StoredToGmmModel(stored, absl::StrCat("iteration ", x, "'s model")));
+    GMM_RETURN_IF_ERROR(sink.model_done(std::to_string(x + 1), stored));
     if (x < options.max_iter_inc) num_gauss += inc;
   }
-  GMM_RETURN_IF_ERROR(sink.model_done("final", model));
+  GMM_RETURN_IF_ERROR(sink.model_done("final", stored));
   GMM_RETURN_IF_ERROR(Realign(options.align, model, make_scorer, sink, utts).status());
-  return model;
+  return stored;
 }
 
 }  // namespace gmmscore

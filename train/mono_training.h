@@ -1,7 +1,8 @@
 // The training loop of Kaldi's steps/train_mono.sh as one library call: from a model (or, with
 // flat_start, from its HMM alone: one Gaussian per pdf at the features' global mean and variance,
-// equal alignments first), iterations of accumulate, estimate (gmm-est's rules, its first update
-// with a minimum Gaussian occupancy of 3) and mix up towards totgauss, realigning to each
+// equal alignments first), iterations of accumulate, estimate (gmm-est's own call,
+// train/kaldi_estimation.h, on the model in Kaldi's parameters: its first update with a minimum
+// Gaussian occupancy of 3) and mix up towards totgauss, realigning to each
 // utterance's compiled training graph on realign_iters. baum_welch_iters makes the first
 // iterations soft: statistics from forward-backward posteriors over each utterance's whole graph
 // (as HTK's HERest trains), so that a flat start does not commit to one equal alignment's choice
@@ -26,6 +27,7 @@
 #include "kernels/fused_scorer.h"
 #include "model/align_graph.h"
 #include "model/gmm_model.h"
+#include "model/kaldi_stored_model.h"
 #include "train/mix_up.h"
 #include "util/matrix.h"
 
@@ -73,8 +75,8 @@ struct MonoTrainingSink {
   std::function<void(const std::string&)> log;
   std::function<void(const std::string&)> warn;
   std::function<void(const TrainingIteration&)> iteration_done;
-  // Each model as it is made: "0" (the start), "1", ..., then "final".
-  std::function<absl::Status(const std::string& name, const GmmModel&)> model_done;
+  // Each model as it is made, in Kaldi's own parameters: "0" (the start), "1", ..., then "final".
+  std::function<absl::Status(const std::string& name, const KaldiStoredModel&)> model_done;
 };
 
 using ScorerFactory =
@@ -84,8 +86,10 @@ using ScorerFactory =
 // returns the final model, with each utterance's final alignment in *utterances (empty where it
 // did not align). Errors: a dimension mismatch, no utterance to train on or to align, and what
 // the scorer, the estimation or the sink report.
-absl::StatusOr<GmmModel> TrainMono(const MonoTrainingOptions& options, GmmModel start,
-                                   std::vector<TrainingUtterance>* utterances,
-                                   const ScorerFactory& make_scorer, const MonoTrainingSink& sink);
+absl::StatusOr<KaldiStoredModel> TrainMono(const MonoTrainingOptions& options,
+                                           KaldiStoredModel start,
+                                           std::vector<TrainingUtterance>* utterances,
+                                           const ScorerFactory& make_scorer,
+                                           const MonoTrainingSink& sink);
 
 }  // namespace gmmscore
