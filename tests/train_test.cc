@@ -409,9 +409,9 @@ TEST(TrainTest, MixUpSplitsTheHeaviestGaussians) {
   MixUpOptions mix{.target = 20, .power = 0.2f, .min_count = 20.0f, .perturb_factor = 0.01f};
   KaldiRandom random;
   auto normal = [&] { return double{random.Gauss()}; };
-  auto mixed = MixUp(model, occs, mix, normal);
-  ASSERT_TRUE(mixed.ok()) << mixed.status();
   const std::vector<int32_t> targets = SplitTargets(occs, 20, 0.2f, 20.0f);
+  auto mixed = SplitPdfs(model, targets, mix.perturb_factor, normal);
+  ASSERT_TRUE(mixed.ok()) << mixed.status();
   for (int32_t pdf = 0; pdf < 3; ++pdf) {
     EXPECT_EQ(mixed->num_gauss_in(pdf), std::max(model.num_gauss_in(pdf), targets[size_t(pdf)]))
         << "pdf " << pdf;
@@ -428,7 +428,8 @@ TEST(TrainTest, MixUpSplitsTheHeaviestGaussians) {
   single.max_gauss = 1;
   const GmmModel one = RandomModel(single, 2);
   mix.target = 2;
-  auto two = MixUp(one, {1000}, mix, normal);
+  auto two = SplitPdfs(one, SplitTargets({1000}, mix.target, mix.power, mix.min_count),
+                       mix.perturb_factor, normal);
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->num_gauss(), 2);
   EXPECT_FLOAT_EQ(two->weight(0), 0.5f);

@@ -46,18 +46,6 @@ std::vector<int32_t> SplitTargets(const std::vector<float>& occupancies, int32_t
   return targets;
 }
 
-absl::StatusOr<GmmModel> MixUp(const GmmModel& model, const std::vector<float>& occupancies,
-                               const MixUpOptions& options, NormalDraw normal) {
-  if (occupancies.size() != size_t(model.num_states())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("mixing up needs one occupancy per pdf: ", occupancies.size(), " for ",
-                     model.num_states(), " pdfs"));
-  }
-  return SplitPdfs(model,
-                   SplitTargets(occupancies, options.target, options.power, options.min_count),
-                   options.perturb_factor, normal);
-}
-
 absl::StatusOr<GmmModel> SplitPdfs(const GmmModel& model, const std::vector<int32_t>& targets,
                                    float perturb_factor, NormalDraw normal) {
   if (targets.size() != size_t(model.num_states())) {

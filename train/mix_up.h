@@ -32,14 +32,10 @@ std::vector<int32_t> SplitTargets(const std::vector<float>& occupancies, int32_t
 // with those, a split perturbs each mean by what gmm-est's perturbs it.
 using NormalDraw = absl::FunctionRef<double()>;
 
-// The model with every pdf split up to its target (never merged down); `normal` draws the
-// perturbations, one per dimension of each split in pdf and split order, as Kaldi's
-// DiagGmm::Split draws them.
-absl::StatusOr<GmmModel> MixUp(const GmmModel& model, const std::vector<float>& occupancies,
-                               const MixUpOptions& options, NormalDraw normal);
-
-// The splitting alone: pdf p split until it has targets[p] Gaussians (a pdf with as many or more
-// is left alone), means perturbed by perturb_factor standard deviations.
+// Pdf p split until it has targets[p] Gaussians (a pdf with as many or more is left alone), means
+// perturbed by perturb_factor standard deviations; `normal` draws the perturbations, one per
+// dimension of each split in pdf and split order, as Kaldi's DiagGmm::Split draws them. (Models in
+// Kaldi's own parameters split with SplitKaldiForm, train/kaldi_form_update.h.)
 absl::StatusOr<GmmModel> SplitPdfs(const GmmModel& model, const std::vector<int32_t>& targets,
                                    float perturb_factor, NormalDraw normal);
 
