@@ -1,6 +1,7 @@
 #include "model/context_dependency.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <string>
 
@@ -10,7 +11,7 @@ namespace gmmscore {
 namespace {
 
 // The event's value for `key` (Kaldi's EventMap::Lookup on a sorted event).
-std::optional<int32_t> Lookup(const TreeEvent& event, int32_t key) {
+std::optional<int32_t> Lookup(TreeEventView event, int32_t key) {
   const auto it = std::lower_bound(event.begin(), event.end(), key,
                                    [](const auto& pair, int32_t k) { return pair.first < k; });
   if (it == event.end() || it->first != key) return std::nullopt;
@@ -81,7 +82,7 @@ absl::StatusOr<EventMap> EventMap::Create(std::vector<Node> nodes) {
   return EventMap(std::move(nodes));
 }
 
-std::optional<int32_t> EventMap::Map(const TreeEvent& event) const {
+std::optional<int32_t> EventMap::Map(TreeEventView event) const {
   // Children have larger indices than their parents, so the walk ends.
   int32_t id = 0;
   while (true) {
@@ -98,7 +99,7 @@ std::optional<int32_t> EventMap::Map(const TreeEvent& event) const {
   }
 }
 
-std::vector<int32_t> EventMap::MultiMap(const TreeEvent& event) const {
+std::vector<int32_t> EventMap::MultiMap(TreeEventView event) const {
   std::vector<int32_t> answers;
   std::vector<int32_t> pending = {0};
   while (!pending.empty()) {
@@ -150,12 +151,22 @@ absl::StatusOr<ContextDependency> ContextDependency::Create(int32_t context_widt
 std::optional<int32_t> ContextDependency::Compute(std::span<const int32_t> window,
                                                   int32_t pdf_class) const {
   if (window.size() != size_t(context_width_)) return std::nullopt;
-  TreeEvent event;
-  event.reserve(window.size() + 1);
-  event.emplace_back(kPdfClassKey, pdf_class);
+  // The event on the stack for the windows trees have (triphones, quinphones): a graph compiler
+  // asks for every context it meets, so no allocation per call.
+  constexpr size_t kOnStack = 8;
+  std::array<std::pair<int32_t, int32_t>, kOnStack> small;
+  TreeEvent large;
+  std::span<std::pair<int32_t, int32_t>> event;
+  if (window.size() + 1 <= kOnStack) {
+    event = std::span(small).first(window.size() + 1);
+  } else {
+    large.resize(window.size() + 1);
+    event = large;
+  }
+  event[0] = {kPdfClassKey, pdf_class};
   for (size_t i = 0; i < window.size(); ++i) {
     if (window[i] < 0) return std::nullopt;
-    event.emplace_back(int32_t(i), window[i]);
+    event[i + 1] = {int32_t(i), window[i]};
   }
   return to_pdf_.Map(event);
 }

@@ -38,6 +38,9 @@ inline constexpr int32_t kPdfClassKey = -1;
 
 // (key, value) pairs sorted by key, each key at most once.
 using TreeEvent = std::vector<std::pair<int32_t, int32_t>>;
+// An event to look up, wherever it is held (ContextDependency::Compute keeps a short one on the
+// stack).
+using TreeEventView = std::span<const std::pair<int32_t, int32_t>>;
 
 class EventMap {
  public:
@@ -64,10 +67,10 @@ class EventMap {
   const std::vector<Node>& nodes() const { return nodes_; }
 
   // Kaldi's EventMap::Map: the answer for an event, or nullopt where there is none.
-  std::optional<int32_t> Map(const TreeEvent& event) const;
+  std::optional<int32_t> Map(TreeEventView event) const;
   // Kaldi's EventMap::MultiMap: every answer the event can reach when the keys it lacks may take
   // any value; sorted, each once.
-  std::vector<int32_t> MultiMap(const TreeEvent& event) const;
+  std::vector<int32_t> MultiMap(TreeEventView event) const;
   // The largest answer of any constant node (Kaldi's MaxResult), nullopt where there is none.
   std::optional<int32_t> MaxAnswer() const;
 

@@ -16,6 +16,16 @@
 
 namespace gmmscore::testing {
 
+// A sweep whose every step runs the same code (every context of a tree, say) checks every step in
+// a plain build and every kSanitizedStride-th under a sanitizer (GMMSCORE_SANITIZED, set by
+// tests/CMakeLists.txt), where a step costs a hundred times more: the sanitizers still see every
+// line the sweep runs, and the plain build still checks every step.
+#ifdef GMMSCORE_SANITIZED
+inline constexpr int kSanitizedStride = 7;
+#else
+inline constexpr int kSanitizedStride = 1;
+#endif
+
 // The environment's GMMSCORE_TESTDATA where set (a test binary carried to another machine, as
 // bench/cuda/device_run.sh does), else tests/data of the source tree the binary was built from.
 inline std::string DataPath(const std::string& relative) {
