@@ -24,6 +24,12 @@ set(rules
   "formats/ => (util|model|fst|formats)/"
   "feat/ => (util|formats|feat)/"
   "kernels/cpu/ => (util|model)/|${kernels_core}|kernels/cpu/ !! ${no_backend}"
+  # Inside the CUDA backend: common/ below score/; align/ and em/ over the scorer's model and
+  # tensor-core arithmetic; the daemon's device (kernels/cuda/*) over all of them.
+  "kernels/cuda/common/ => (util|model)/|${kernels_core}|kernels/cuda/common/ !! ${no_backend}"
+  "kernels/cuda/score/ => (util|model)/|${kernels_core}|kernels/cuda/(common|score)/ !! ${no_backend}"
+  "kernels/cuda/align/ => (util|model)/|${kernels_core}|kernels/cuda/(common|score|align)/ !! ${no_backend}"
+  "kernels/cuda/em/ => (util|model)/|${kernels_core}|kernels/cuda/(common|score|em)/ !! ${no_backend}"
   "kernels/cuda/ => (util|model)/|${kernels_core}|kernels/cuda/ !! ${no_backend}"
   "kernels/backend => (util|model)/|kernels/"
   "kernels/ => (util|model)/|${kernels_core} !! ${no_backend}"

@@ -8,12 +8,12 @@
 #include "kernels/cpu/cpu_scorer.h"
 #include "util/status_macros.h"
 #ifdef GMMSCORE_HAVE_CUDA
-#include "kernels/cuda/cuda_aligner.h"
+#include "kernels/cuda/align/cuda_aligner.h"
+#include "kernels/cuda/common/cuda_device.h"
 #include "kernels/cuda/cuda_compute_device.h"
-#include "kernels/cuda/cuda_device.h"
-#include "kernels/cuda/cuda_fused_scorer.h"
-#include "kernels/cuda/cuda_gmm_statistics.h"
-#include "kernels/cuda/cuda_scorer.h"
+#include "kernels/cuda/em/cuda_gmm_statistics.h"
+#include "kernels/cuda/score/cuda_fused_scorer.h"
+#include "kernels/cuda/score/cuda_scorer.h"
 #endif
 
 namespace gmmscore {

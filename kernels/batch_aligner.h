@@ -1,6 +1,6 @@
 // Scoring and then alignment (Viterbi, or forward-backward posteriors) of many utterances at once
 // against one model resident on a device, the scores never leaving it. The CUDA implementation is
-// kernels/cuda/cuda_aligner.h; kernels/backend.h makes one where a GPU is chosen.
+// kernels/cuda/align/cuda_aligner.h; kernels/backend.h makes one where a GPU is chosen.
 #pragma once
 
 #include <span>

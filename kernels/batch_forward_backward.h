@@ -2,7 +2,7 @@
 // utterance's total log-likelihood over all paths of its length that end in a final state, and
 // each frame's posteriors over the transition-ids on those paths (Kaldi's Posterior). The same
 // semantics as the CPU reference align/forward_backward.h: exact, no beam. The CUDA
-// implementation is kernels/cuda/cuda_forward_backward.h.
+// implementation is kernels/cuda/align/cuda_forward_backward.h.
 #pragma once
 
 #include <cstdint>

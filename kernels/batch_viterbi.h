@@ -3,7 +3,7 @@
 // (frames x pdfs). Exact: no beam, every path is considered, so its alignment is the best path's;
 // a beam-pruned aligner (align/faster_viterbi.h with a beam wide enough not to prune the best
 // path) finds the same path unless two paths tie exactly. The CUDA implementation is
-// kernels/cuda/cuda_viterbi.h; kernels/batch_aligner.h scores the frames first.
+// kernels/cuda/align/cuda_viterbi.h; kernels/batch_aligner.h scores the frames first.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // One device's share of the E-step of a single GMM (every frame against every Gaussian of one
 // pdf: a UBM, a global GMM) over frames it keeps or streams: the backend-neutral face of
-// kernels/cuda/cuda_gmm_statistics.h, which kernels/backend.h hands out per selected GPU. The
+// kernels/cuda/em/cuda_gmm_statistics.h, which kernels/backend.h hands out per selected GPU. The
 // CPU's E-step is train/accumulate.h's (GmmAccumulator::AccumulateFrames). Statistics of several
 // devices add on the host.
 #pragma once

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "formats/model_io.h"
-#include "kernels/cuda/cuda_gmm_statistics.h"
-#include "kernels/cuda/em_tensor_kernel.h"  // kEmTensorBlockGauss
+#include "kernels/cuda/em/cuda_gmm_statistics.h"
+#include "kernels/cuda/em/em_tensor_kernel.h"  // kEmTensorBlockGauss
 #include "model/random_model.h"
 #include "tests/cuda_test_util.h"
 #include "tests/test_util.h"

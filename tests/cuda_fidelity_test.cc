@@ -11,7 +11,7 @@
 
 #include "formats/model_io.h"
 #include "kernels/cpu/reference_scorer.h"
-#include "kernels/cuda/cuda_scorer.h"
+#include "kernels/cuda/score/cuda_scorer.h"
 #include "model/expanded_form.h"
 #include "model/random_model.h"
 #include "tests/cuda_test_util.h"

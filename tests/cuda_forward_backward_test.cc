@@ -1,8 +1,8 @@
-// The batched GPU forward-backward (kernels/cuda/cuda_forward_backward.h) against the CPU
+// The batched GPU forward-backward (kernels/cuda/align/cuda_forward_backward.h) against the CPU
 // reference (align/forward_backward.h) on random graphs with epsilon arcs, one frame to a few
 // hundred, unreachable utterances, graphs larger than a thread block, a batch run in halves for
 // want of room; and on the Kaldi data, scored by the CPU and by the device. Skips without a GPU.
-#include "kernels/cuda/cuda_forward_backward.h"
+#include "kernels/cuda/align/cuda_forward_backward.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "formats/kaldi_fst.h"
 #include "formats/matrix_lookup.h"
 #include "kernels/cpu/cpu_scorer.h"
-#include "kernels/cuda/cuda_aligner.h"
+#include "kernels/cuda/align/cuda_aligner.h"
 #include "tests/align_test_util.h"
 #include "tests/cuda_test_util.h"
 #include "tests/test_util.h"

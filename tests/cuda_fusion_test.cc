@@ -11,11 +11,11 @@
 #include <type_traits>
 
 #include "kernels/cpu/reference_scorer.h"
-#include "kernels/cuda/cuda_buffers.h"
-#include "kernels/cuda/cuda_device.h"
-#include "kernels/cuda/cuda_fused_scorer.h"
-#include "kernels/cuda/cuda_workspace.h"
-#include "kernels/cuda/encode_rows_kernel.h"
+#include "kernels/cuda/common/cuda_buffers.h"
+#include "kernels/cuda/common/cuda_device.h"
+#include "kernels/cuda/score/cuda_fused_scorer.h"
+#include "kernels/cuda/score/cuda_workspace.h"
+#include "kernels/cuda/score/encode_rows_kernel.h"
 #include "model/fusion.h"
 #include "model/random_model.h"
 #include "proto/wire_codec.h"

@@ -1,6 +1,6 @@
 // The CUDA backend against the float64 direct-form reference. The layout tests run on the host
 // and so everywhere; every test that needs a GPU skips, with the reason, where none is present.
-#include "kernels/cuda/cuda_scorer.h"
+#include "kernels/cuda/score/cuda_scorer.h"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <set>
 
 #include "kernels/cpu/reference_scorer.h"
-#include "kernels/cuda/cuda_packed_model.h"
+#include "kernels/cuda/score/cuda_packed_model.h"
 #include "model/random_model.h"
 #include "tests/cuda_test_util.h"
 

@@ -13,9 +13,9 @@
 #include <tuple>
 
 #include "kernels/cpu/reference_scorer.h"
-#include "kernels/cuda/cuda_scorer.h"
-#include "kernels/cuda/tensor_kernel.h"
-#include "kernels/cuda/tensor_model_layout.h"
+#include "kernels/cuda/score/cuda_scorer.h"
+#include "kernels/cuda/score/tensor_kernel.h"
+#include "kernels/cuda/score/tensor_model_layout.h"
 #include "model/random_model.h"
 #include "tests/cuda_test_util.h"
 

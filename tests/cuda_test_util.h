@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/cuda/cuda_scorer.h"
+#include "kernels/cuda/score/cuda_scorer.h"
 #include "model/random_model.h"
 #include "tests/extreme_case.h"
 #include "util/matrix.h"

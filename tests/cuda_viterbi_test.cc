@@ -1,10 +1,10 @@
-// The batched GPU Viterbi (kernels/cuda/cuda_viterbi.h) against the CPU aligner with a beam too
-// wide to prune (align/faster_viterbi.h): the same paths, except where two paths tie exactly (the
-// two keep different ones: the CPU the first token it found, the GPU the first incoming arc in
+// The batched GPU Viterbi (kernels/cuda/align/cuda_viterbi.h) against the CPU aligner with a beam
+// too wide to prune (align/faster_viterbi.h): the same paths, except where two paths tie exactly
+// (the two keep different ones: the CPU the first token it found, the GPU the first incoming arc in
 // source order), the same scores, the same verdict on utterances with no path; many utterances in
 // one launch, epsilon arcs, one frame, graphs larger than a thread block; back-pointers held a
 // segment at a time. Skips without a GPU.
-#include "kernels/cuda/cuda_viterbi.h"
+#include "kernels/cuda/align/cuda_viterbi.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "formats/kaldi_fst.h"
 #include "formats/matrix_lookup.h"
 #include "kernels/cpu/cpu_scorer.h"
-#include "kernels/cuda/cuda_aligner.h"
+#include "kernels/cuda/align/cuda_aligner.h"
 #include "tests/align_test_util.h"
 #include "tests/cuda_test_util.h"
 #include "tests/test_util.h"

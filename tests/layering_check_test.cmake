@@ -9,13 +9,13 @@ cmake_minimum_required(VERSION 3.25)
 set(tree "${WORK_DIR}/layering_violations")
 file(REMOVE_RECURSE "${tree}")
 file(WRITE "${tree}/align/bad.cc"
-     "#include \"kernels/cuda/cuda_scorer.h\"\n#include \"kernels/backend.h\"\n"
+     "#include \"kernels/cuda/score/cuda_scorer.h\"\n#include \"kernels/backend.h\"\n"
      "#include \"kernels/scorer.h\"\n#include <server/server.h>\n#include <grpcpp/grpcpp.h>\n"
      "#include <vector>\n")
 file(WRITE "${tree}/align/CMakeLists.txt"
      "add_library(gmmscore_align bad.cc)\ntarget_link_libraries(gmmscore_align PUBLIC gmmscore_cuda)\n")
 file(WRITE "${tree}/kernels/CMakeLists.txt" "add_library(gmmscore_cuda cuda/cuda_scorer.cu)\n")
-file(WRITE "${tree}/kernels/cuda/cuda_scorer.cu" "#include \"kernels/cuda/cuda_scorer.h\"\n")
+file(WRITE "${tree}/kernels/cuda/cuda_scorer.cu" "#include \"kernels/cuda/score/cuda_scorer.h\"\n")
 file(WRITE "${tree}/server/scheduling/bad.h" "#include \"server/rpc/health.h\"\n")
 
 execute_process(COMMAND "${CMAKE_COMMAND}" -DSOURCE_DIR=${tree}
@@ -26,7 +26,7 @@ if(result EQUAL 0)
   message(FATAL_ERROR "the layering check passed a tree against the arrows:\n${report}")
 endif()
 foreach(expected
-        "align/bad.cc: #include \"kernels/cuda/cuda_scorer.h\""
+        "align/bad.cc: #include \"kernels/cuda/score/cuda_scorer.h\""
         "align/bad.cc: #include \"kernels/backend.h\""
         "align/bad.cc: #include \"server/server.h\""
         "align/bad.cc: #include <grpcpp/grpcpp.h>"

@@ -34,9 +34,9 @@
 #include "formats/matrix_lookup.h"
 #include "formats/model_io.h"
 #include "kernels/cpu/cpu_scorer.h"
-#include "kernels/cuda/cuda_aligner.h"
-#include "kernels/cuda/cuda_device.h"
-#include "kernels/cuda/cuda_viterbi.h"
+#include "kernels/cuda/align/cuda_aligner.h"
+#include "kernels/cuda/align/cuda_viterbi.h"
+#include "kernels/cuda/common/cuda_device.h"
 #include "model/random_model.h"
 #include "util/status_macros.h"
 

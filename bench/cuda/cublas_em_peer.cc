@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/cuda/cublas_status.h"
 #include "bench/cuda/em_peer_kernels.h"
-#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/common/cuda_status.h"
 
 namespace gmmscore {
 

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "bench/cuda/cublas_status.h"
 #include "bench/cuda/two_kernel_kernels.h"
-#include "kernels/cuda/cuda_status.h"
-#include "kernels/cuda/event_timing.h"
+#include "kernels/cuda/common/cuda_status.h"
+#include "kernels/cuda/common/event_timing.h"
 
 namespace gmmscore {
 namespace {

@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "kernels/cuda/cuda_buffers.h"
+#include "kernels/cuda/common/cuda_buffers.h"
 #include "model/gmm_model.h"
 
 namespace gmmscore {

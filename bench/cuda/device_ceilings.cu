@@ -1,7 +1,7 @@
 #include "bench/cuda/device_ceilings.h"
-#include "kernels/cuda/event_timing.h"
-#include "kernels/cuda/cuda_buffers.h"
-#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/common/cuda_buffers.h"
+#include "kernels/cuda/common/cuda_status.h"
+#include "kernels/cuda/common/event_timing.h"
 
 namespace gmmscore {
 namespace {

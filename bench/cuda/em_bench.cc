@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "bench/cuda/cublas_em_peer.h"
-#include "kernels/cuda/cuda_gmm_statistics.h"
-#include "kernels/cuda/event_timing.h"
+#include "kernels/cuda/common/event_timing.h"
+#include "kernels/cuda/em/cuda_gmm_statistics.h"
 #include "model/random_model.h"
 #include "train/accumulate.h"
 #include "train/mle_update.h"

@@ -1,7 +1,7 @@
 #include <cmath>
 
 #include "bench/cuda/em_peer_kernels.h"
-#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/common/cuda_status.h"
 
 namespace gmmscore {
 namespace {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "kernels/cuda/cuda_resident_model.h"
-#include "kernels/cuda/cuda_workspace.h"
-#include "kernels/cuda/kernel_chooser.h"
+#include "kernels/cuda/score/cuda_resident_model.h"
+#include "kernels/cuda/score/cuda_workspace.h"
+#include "kernels/cuda/score/kernel_chooser.h"
 #include "model/random_model.h"
 
 namespace gmmscore {

@@ -1,5 +1,5 @@
 #include "bench/cuda/two_kernel_kernels.h"
-#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/common/cuda_status.h"
 
 namespace gmmscore {
 namespace {

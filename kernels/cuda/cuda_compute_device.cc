@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/cuda/cuda_device.h"
-#include "kernels/cuda/cuda_viterbi.h"
+#include "kernels/cuda/align/cuda_viterbi.h"
+#include "kernels/cuda/common/cuda_device.h"
 #include "util/status_macros.h"
 
 namespace gmmscore {

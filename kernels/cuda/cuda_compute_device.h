@@ -12,9 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/compute_device.h"
-#include "kernels/cuda/cuda_resident_model.h"
-#include "kernels/cuda/cuda_workspace.h"
-#include "kernels/cuda/kernel_chooser.h"
+#include "kernels/cuda/score/cuda_resident_model.h"
+#include "kernels/cuda/score/cuda_workspace.h"
+#include "kernels/cuda/score/kernel_chooser.h"
 
 namespace gmmscore {
 

@@ -1,9 +1,9 @@
 // The Align calls' Viterbi on the GPUs: a call whose frames are scored submits its graph (with
 // its transition costs) and its scores; a thread per GPU takes every job queued for the same
 // transition model and acoustic scale, up to a batch's worth of scores, and aligns them in one
-// BatchViterbi call (kernels/cuda/cuda_viterbi.h: a launch for the batch), so concurrent calls
-// share launches as score windows share batches. Where a batch fails as a whole (no room on the
-// device), its jobs are aligned one at a time, so that each gets its own answer.
+// BatchViterbi call (kernels/cuda/align/cuda_viterbi.h: a launch for the batch), so concurrent
+// calls share launches as score windows share batches. Where a batch fails as a whole (no room on
+// the device), its jobs are aligned one at a time, so that each gets its own answer.
 #pragma once
 
 #include <condition_variable>
