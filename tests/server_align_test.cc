@@ -1,13 +1,11 @@
 // The Align RPC against a real gmmscored in-process, on the Kaldi data of tests/data/kaldi-mono,
 // on the CPU backend and on a GPU: 64 concurrent calls return Kaldi's alignments (what `gmmscore
 // align` writes offline) and scores, a malformed graph in one call fails that call alone, and the
-// limits answer as documented.
+// limits answer as documented. (`gmmscore align --server`: tests/server_align_cli_test.cc.)
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include "proto/wire_codec.h"
@@ -28,12 +26,6 @@ std::map<std::string, std::string> GraphBytes(const std::vector<std::string>& ke
     graphs[keys[i]] = archive.substr(begin, starts[i + 1] - begin);
   }
   return graphs;
-}
-
-// The gmmscore command: $GMMSCORE_CLI where set (a GPU machine runs a copy), else this build's.
-std::string Cli() {
-  const char* cli = std::getenv("GMMSCORE_CLI");
-  return cli != nullptr ? cli : GMMSCORE_CLI;
 }
 
 std::map<std::string, std::vector<int32_t>> KaldiAlignments() {
@@ -117,33 +109,6 @@ TEST_P(ServerAlignTest, ConcurrentCallsReturnKaldisAlignmentsAndABadGraphFailsAl
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(right.load(), 63);
-}
-
-// gmmscore align --server: the same command line and outputs as offline, the alignment by the
-// daemon.
-TEST_P(ServerAlignTest, TheCommandThroughTheServerWritesWhatItWritesOffline) {
-  TempDir dir;
-  const std::string ali = dir.file("ali.txt"), scores = dir.file("scores.txt"),
-                    log = dir.file("log");
-  const std::string cmd =
-      Cli() + " align --server 127.0.0.1:" + std::to_string(server_->port()) +
-      " --plaintext --parallel 4 --transition-scale=1.0 --acoustic-scale=0.1"
-      " --self-loop-scale=0.1 --beam=6 --retry-beam=40 mono ark:" +
-      DataPath("kaldi-mono/graphs.fsts") + " ark:" + DataPath("kaldi-mono/feats.ark") +
-      " ark,t:" + ali + " ark,t:" + scores + " 2>" + log;
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ReadFile(log);
-  EXPECT_EQ(ReadFile(ali), ReadFile(DataPath("kaldi-mono/ali.txt")));
-  EXPECT_NE(ReadFile(log).find("Done 6, errors on 0"), std::string::npos) << ReadFile(log);
-  std::istringstream ours(ReadFile(scores)), kaldi(ReadFile(DataPath("kaldi-mono/ali_scores.txt")));
-  std::string key_a, key_b;
-  double a = 0, b = 0;
-  int32_t n = 0;
-  while (ours >> key_a >> a && kaldi >> key_b >> b) {
-    EXPECT_EQ(key_a, key_b);
-    EXPECT_NEAR(a, b, 0.01) << key_a;
-    ++n;
-  }
-  EXPECT_EQ(n, 6);
 }
 
 TEST_P(ServerAlignTest, RefusesWhatItCannotAlign) {

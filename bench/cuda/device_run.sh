@@ -19,7 +19,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
   --format=csv
 status=0
 for test in cuda_fidelity_test cuda_scorer_test cuda_tensor_scorer_test cuda_fusion_test cuda_viterbi_test \
-  cuda_forward_backward_test cuda_em_stats_test server_cuda_test server_align_test; do
+  cuda_forward_backward_test cuda_em_stats_test server_cuda_test server_align_test \
+  server_align_cli_test; do
   timeout 300 "./$test" 2>&1 | tee "$out/$test.log" | grep -vE '^\[ +(RUN|OK) +\]' || status=1
 done
 [ "${1:-}" = tests ] && exit $status

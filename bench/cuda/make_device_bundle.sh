@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Gathers what runs on a GPU machine into .device-bundle/, to carry there: the CUDA tests (the
-# daemon's, and the Align RPC's on the GPU),
+# daemon's, and the Align RPC's and `align --server`'s on the GPU),
 # cuda_bench, cuda_launch_bench, em_bench, gmmscored and gmmscore, the scripts that run them
 # (device_run.sh, device_e2e.sh), and the shared libraries the binaries load (Abseil, Highway,
 # OpenMP, gRPC, protobuf, OpenBLAS, ...: the GPU machine has none of them). The binaries
@@ -19,6 +19,7 @@ mkdir -p "$bundle/lib"
 binaries=("$build/tests/cuda_fidelity_test" "$build/tests/cuda_scorer_test" "$build/tests/cuda_tensor_scorer_test"
   "$build/tests/cuda_fusion_test" "$build/tests/cuda_viterbi_test" "$build/tests/server_cuda_test"
   "$build/tests/cuda_em_stats_test" "$build/tests/server_align_test"
+  "$build/tests/server_align_cli_test"
   "$build/tests/cuda_forward_backward_test"
   "$build/bench/cuda_bench" "$build/bench/cuda_launch_bench" "$build/bench/cuda_align_bench"
   "$build/bench/em_bench"
