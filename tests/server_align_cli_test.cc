@@ -23,15 +23,12 @@ std::string Cli() {
 class ServerAlignCliTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    server::ServerConfig config = LoopbackConfig();
-    config.backend = GetParam();
-    auto started = server::GmmscoreServer::Start(config);
+    auto started = StartOnBackend(GetParam());
     if (GetParam() == "cuda" && !started.ok()) {
       GTEST_SKIP() << "no usable CUDA device: " << started.status();
     }
     ASSERT_TRUE(started.ok()) << started.status();
     server_ = *std::move(started);
-    ASSERT_TRUE(server_->LoadStartupModels().ok());
   }
 
   std::unique_ptr<server::GmmscoreServer> server_;

@@ -37,15 +37,12 @@ std::map<std::string, std::vector<int32_t>> KaldiAlignments() {
 class ServerAlignTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    server::ServerConfig config = LoopbackConfig();
-    config.backend = GetParam();
-    auto started = server::GmmscoreServer::Start(config);
+    auto started = StartOnBackend(GetParam());
     if (GetParam() == "cuda" && !started.ok()) {
       GTEST_SKIP() << "no usable CUDA device: " << started.status();
     }
     ASSERT_TRUE(started.ok()) << started.status();
     server_ = *std::move(started);
-    ASSERT_TRUE(server_->LoadStartupModels().ok());
     channel_ = Connect(server_->port());
     kaldi_ = KaldiAlignments();
     std::vector<std::string> keys;

@@ -41,6 +41,18 @@ inline std::unique_ptr<server::GmmscoreServer> StartServer(server::ServerConfig 
   return *std::move(server);
 }
 
+// A loopback server on `backend` ("cpu", "cuda") with its startup models loaded; the error where
+// it does not start (no usable GPU) or a model does not load.
+inline absl::StatusOr<std::unique_ptr<server::GmmscoreServer>> StartOnBackend(
+    const std::string& backend) {
+  server::ServerConfig config = LoopbackConfig();
+  config.backend = backend;
+  auto server = server::GmmscoreServer::Start(config);
+  if (!server.ok()) return server.status();
+  if (absl::Status loaded = (*server)->LoadStartupModels(); !loaded.ok()) return loaded;
+  return server;
+}
+
 inline std::shared_ptr<grpc::Channel> Connect(int port) {
   client::ChannelOptions o;
   o.server = "127.0.0.1:" + std::to_string(port);
