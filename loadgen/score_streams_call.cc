@@ -116,8 +116,8 @@ void ScoreStreamsCall::Queue(const std::shared_ptr<State>& s, std::string header
   Entry entry{s, {}, write};
   if (request != nullptr) {
     std::vector<grpc::Slice> body;
-    // Dump fails only for a buffer gRPC did not make (never here).
-    (void)request->Dump(&body);
+    // Dump fails only for a buffer that holds nothing, whose body is empty, as its length says.
+    if (!request->Dump(&body).ok()) body.clear();
     entry.slices.emplace_back(
         wire::StreamRequestHeader(s->tag, true, request->Length(), false, false));
     for (grpc::Slice& slice : body) entry.slices.push_back(std::move(slice));
