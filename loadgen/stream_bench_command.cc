@@ -15,6 +15,7 @@
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -90,7 +91,7 @@ class BenchStream final : public ScoreCallReactor {
     }
     call_->StartCall();
     call_->StartRead(&response_);
-    if (write != nullptr) call_->StartWrite(write);
+    Send(write);
   }
 
   // Until the config is written (or the stream ended): real time starts once every stream is
@@ -143,7 +144,7 @@ class BenchStream final : public ScoreCallReactor {
         if (const grpc::ByteBuffer* w = Queue(Outgoing::kEnd, -1, end); w != nullptr) write = w;
       }
     }
-    if (write != nullptr) call_->StartWrite(write);
+    Send(write);
   }
 
   void OnWriteDone(bool ok) override {
@@ -173,7 +174,7 @@ class BenchStream final : public ScoreCallReactor {
       }
     }
     if (writes_done) call_->StartWritesDone();
-    if (write != nullptr) call_->StartWrite(write);
+    Send(write);
   }
 
   void OnReadDone(bool ok) override {
@@ -273,9 +274,27 @@ class BenchStream final : public ScoreCallReactor {
                                 const v1::ScoreRequest& request) {
     Outgoing& out = writes_.emplace_back(Outgoing{kind, chunk, {}});
     bool own_buffer = false;
-    // Serializing a message of ours into a fresh buffer cannot fail.
-    (void)grpc::SerializationTraits<v1::ScoreRequest>::Serialize(request, &out.bytes, &own_buffer);
+    const grpc::Status serialized =
+        grpc::SerializationTraits<v1::ScoreRequest>::Serialize(request, &out.bytes, &own_buffer);
+    if (!serialized.ok()) {
+      // Not for a message of ours into a fresh buffer; were it to happen, the stream fails with
+      // why, nothing more is written, and Send cancels the call.
+      writes_.pop_back();
+      if (error_.ok()) {
+        error_ = absl::InternalError(
+            absl::StrCat("cannot serialize a request: ", serialized.error_message()));
+      }
+      broken_ = true;
+      cancel_ = true;
+      return nullptr;
+    }
     return writing_ || broken_ ? nullptr : NextWrite();
+  }
+  // After Queue, with mu_ released: starts the write it handed out, or the cancellation it asked
+  // for.
+  void Send(const grpc::ByteBuffer* write) {
+    if (write != nullptr) call_->StartWrite(write);
+    if (cancel_.exchange(false)) call_->TryCancel();
   }
   // With mu_ held: the front message, marked as being written, or null when none is queued.
   const grpc::ByteBuffer* NextWrite() {
@@ -308,6 +327,7 @@ class BenchStream final : public ScoreCallReactor {
   Clock::time_point write_handed_;     // when the write in flight was handed to gRPC
   std::vector<double> write_times_s_;  // chunks after the warm-up: handed -> OnWriteDone
   bool broken_ = false;                // a write failed: nothing more is written
+  std::atomic<bool> cancel_ = false;   // Queue could not serialize a request: cancel the call
   bool end_queued_ = false;
   int64_t next_chunk_ = 0;
   std::vector<int64_t> sent_ns_;  // per chunk, since the start
